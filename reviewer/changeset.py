@@ -1,0 +1,113 @@
+"""The change set: what the patch does to each file, rebuilt from git objects."""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+from functools import cached_property
+
+
+class FileStatus(str, enum.Enum):
+    ADDED = "added"
+    MODIFIED = "modified"
+    DELETED = "deleted"
+    RENAMED = "renamed"
+    COPIED = "copied"
+    MODE_CHANGED = "mode-changed"
+    TYPE_CHANGED = "type-changed"
+
+
+@dataclass(frozen=True)
+class Hunk:
+    """One hunk; `added` are patched line numbers, `removed` base line numbers."""
+
+    old_start: int
+    old_count: int
+    new_start: int
+    new_count: int
+    added: tuple[int, ...]
+    removed: tuple[int, ...]
+
+
+def decode_text(data: bytes | None) -> str | None:
+    """UTF-8 text, or None for binary / non-UTF-8 content (represented, not crashed on)."""
+    if data is None or b"\0" in data[:8000]:
+        return None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+
+
+@dataclass(frozen=True)
+class ChangedFile:
+    path: str
+    old_path: str | None
+    status: FileStatus
+    old_mode: str | None
+    new_mode: str | None
+    old_blob: str | None
+    new_blob: str | None
+    binary: bool
+    hunks: tuple[Hunk, ...]
+    base_bytes: bytes | None = field(repr=False)
+    patched_bytes: bytes | None = field(repr=False)
+
+    @property
+    def source_path(self) -> str:
+        """Where the file lived in the base tree."""
+        return self.old_path or self.path
+
+    @cached_property
+    def base_text(self) -> str | None:
+        return None if self.binary else decode_text(self.base_bytes)
+
+    @cached_property
+    def patched_text(self) -> str | None:
+        return None if self.binary else decode_text(self.patched_bytes)
+
+    @cached_property
+    def added_lines(self) -> frozenset[int]:
+        return frozenset(n for h in self.hunks for n in h.added)
+
+    @property
+    def added_count(self) -> int:
+        return sum(len(h.added) for h in self.hunks)
+
+    @property
+    def removed_count(self) -> int:
+        return sum(len(h.removed) for h in self.hunks)
+
+    def touches(self, line: int, end_line: int | None = None) -> bool:
+        """Did the patch add or change any patched line in [line, end_line]?
+
+        A pure deletion between two kept lines counts as touching both
+        neighbours: the code around it changed meaning.
+        """
+        end = end_line if end_line is not None else line
+        if self.status is FileStatus.ADDED:
+            return True
+        for h in self.hunks:
+            if any(line <= n <= end for n in h.added):
+                return True
+            if h.removed and not h.added and line <= h.new_start + 1 and h.new_start <= end:
+                return True
+        return False
+
+
+@dataclass(frozen=True)
+class ChangeSet:
+    base: str
+    base_tree: str
+    patched_tree: str
+    files: tuple[ChangedFile, ...]
+
+    def file(self, path: str) -> ChangedFile | None:
+        for f in self.files:
+            if f.path == path:
+                return f
+        return None
+
+    @property
+    def paths(self) -> tuple[str, ...]:
+        return tuple(f.path for f in self.files)

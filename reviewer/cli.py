@@ -1,0 +1,199 @@
+"""Command line: `reviewer review|verify|reconstruct|rules|demo`.
+
+Exit status: 0 MERGE, 1 DO-NOT-MERGE, 2 the review could not be produced
+(one line on standard error, no traceback). Nothing here ever turns an
+internal error into 0.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Sequence
+
+from reviewer import RULESET_VERSION, __version__
+from reviewer.errors import ReviewerError
+
+EXIT_MERGE, EXIT_BLOCK, EXIT_ERROR = 0, 1, 2
+FORMATS = ("markdown", "json")
+
+
+@dataclass(frozen=True)
+class Output:
+    fmt: str
+    path: str | None  # None: standard output
+
+
+def parse_formats(specs: Sequence[str] | None) -> tuple[Output, ...]:
+    outputs: list[Output] = []
+    for spec in specs or ["markdown"]:
+        fmt, sep, path = spec.partition("=")
+        if fmt not in FORMATS:
+            raise ReviewerError(f"--format {spec!r}: unknown format {fmt!r} (choose from {', '.join(FORMATS)})")
+        if sep and not path:
+            raise ReviewerError(f"--format {spec!r}: empty PATH after '='")
+        outputs.append(Output(fmt, path or None))
+    if sum(1 for o in outputs if o.path is None) > 1:
+        raise ReviewerError("--format: at most one format may go to standard output; give the others =PATH")
+    paths = [o.path for o in outputs if o.path]
+    if len(set(paths)) != len(paths):
+        raise ReviewerError("--format: two formats name the same PATH")
+    return tuple(outputs)
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # type: ignore[override]
+        raise ReviewerError(f"{self.prog}: {message}")
+
+
+def _add_inputs(p: argparse.ArgumentParser, with_formats: bool = True) -> None:
+    p.add_argument("--repo", required=True, help="git repository (checkout or bare); never modified")
+    p.add_argument("--base", required=True, help="full 40-hex id of the base commit")
+    p.add_argument("--patch", required=True, help="the patch file (git diff format)")
+    p.add_argument("--patch-sha256", metavar="HEX", help="expected SHA-256 of the patch file")
+    p.add_argument("--artifact", action="append", default=[], metavar="FILE=HEX", help="a file and its expected SHA-256 (repeatable)")
+    p.add_argument("--expect-files", type=int, metavar="N", help="expected number of changed files")
+    p.add_argument("--config", metavar="FILE", help="rule configuration (default: reviewer.toml of the base commit)")
+    p.add_argument("--expect-prev-id", metavar="UUID", help="snapshot id the patched schema's prevIds must name")
+    if with_formats:
+        p.add_argument("--format", action="append", metavar="FMT[=PATH]", help="markdown (default) or json; repeatable")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="reviewer", description="Review a patch to a crash-safe service: MERGE or DO-NOT-MERGE.")
+    parser.add_argument("--version", action="version", version=f"reviewer {__version__} (rules {RULESET_VERSION})")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    _add_inputs(sub.add_parser("review", help="integrity gate, reconstruction, rules, report"))
+    _add_inputs(sub.add_parser("verify", help="integrity gate only"))
+    rec = sub.add_parser("reconstruct", help="write every patched file under --out")
+    _add_inputs(rec, with_formats=False)
+    rec.add_argument("--out", required=True, help="directory to write the patched files into")
+    rules = sub.add_parser("rules", help="list rule ids, default severities and summaries")
+    rules.add_argument("--explain", metavar="ID", help="what a rule checks, why, and a bad and a good example")
+    demo = sub.add_parser("demo", help="review the shipped sample end to end")
+    demo.add_argument("--sample", default="session-recovery", help="sample name (default: session-recovery)")
+    demo.add_argument("--patch-name", default="v5", help="which of the sample's patches (default: v5)")
+    demo.add_argument("--format", action="append", metavar="FMT[=PATH]")
+    return parser
+
+
+def _request(args: argparse.Namespace):
+    from reviewer.review import Request
+
+    overrides = {"expect_prev_id": args.expect_prev_id} if getattr(args, "expect_prev_id", None) else {}
+    return Request(
+        repo=args.repo, base=args.base, patch=args.patch, patch_sha256=args.patch_sha256,
+        artifacts=tuple(args.artifact), expect_files=args.expect_files, config=args.config, overrides=overrides,
+    )
+
+
+def _emit(report, outputs: tuple[Output, ...]) -> None:
+    from reviewer.report import renderer
+
+    for out in outputs:
+        text = renderer(out.fmt)(report)
+        if out.path is None:
+            sys.stdout.write(text)
+            sys.stdout.flush()
+        else:
+            try:
+                Path(out.path).write_text(text, encoding="utf-8")
+            except OSError as exc:
+                raise ReviewerError(f"--format {out.fmt}={out.path}: cannot write ({exc.strerror})") from None
+
+
+def _exit_for(report) -> int:
+    from reviewer.model import Verdict
+
+    return EXIT_MERGE if report.verdict is Verdict.MERGE else EXIT_BLOCK
+
+
+def cmd_review(args: argparse.Namespace, gate_only: bool = False) -> int:
+    from reviewer import review
+
+    outputs = parse_formats(args.format)
+    outcome = review.run(_request(args), gate_only=gate_only)
+    _emit(outcome.report, outputs)
+    return _exit_for(outcome.report)
+
+
+def cmd_reconstruct(args: argparse.Namespace) -> int:
+    from reviewer import review
+    from reviewer.reconstruct import write_patched_files
+
+    out_dir = Path(args.out)
+    if out_dir.exists() and (not out_dir.is_dir() or any(out_dir.iterdir())):
+        raise ReviewerError(f"--out {args.out}: must be a new or empty directory")
+    outcome = review.run(_request(args), gate_only=True)
+    failed = [c for c in outcome.report.checks if c.status.value == "fail"]
+    for c in failed:
+        print(f"reviewer: {c.id}: {c.detail}", file=sys.stderr)
+    if outcome.changeset is None:
+        raise ReviewerError("nothing reconstructed: the patch could not be applied safely")
+    written = write_patched_files(outcome.changeset, out_dir)
+    print(f"reconstructed {len(written)} file(s) under {out_dir}")
+    return EXIT_BLOCK if failed else EXIT_MERGE
+
+
+def cmd_rules(args: argparse.Namespace) -> int:
+    from reviewer.registry import discover
+
+    families = discover()
+    if args.explain:
+        from reviewer.explain import explain
+
+        sys.stdout.write(explain(families, args.explain))
+        return EXIT_MERGE
+    for fam in families:
+        for spec in fam.checks:
+            print(f"{spec.id:<48} {spec.severity.value:<10} {spec.summary}")
+    return EXIT_MERGE
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    from reviewer import review
+    from reviewer.samples import load_sample, materialize
+
+    sample = load_sample(args.sample)
+    chosen = sample.patch(args.patch_name)
+    outputs = parse_formats(args.format)
+    with tempfile.TemporaryDirectory(prefix="reviewer-demo-") as tmp:
+        git_dir, base = materialize(sample, Path(tmp) / "repo.git")
+        patch_path = Path(tmp) / chosen.file
+        patch_path.write_bytes(sample.patch_bytes(chosen.name))
+        outcome = review.run(
+            review.Request(repo=str(git_dir), base=base, patch=str(patch_path),
+                           patch_sha256=chosen.sha256, expect_files=chosen.files)
+        )
+        _emit(outcome.report, outputs)
+    return _exit_for(outcome.report)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    try:
+        args = build_parser().parse_args(argv)
+        if args.command == "review":
+            return cmd_review(args)
+        if args.command == "verify":
+            return cmd_review(args, gate_only=True)
+        if args.command == "reconstruct":
+            return cmd_reconstruct(args)
+        if args.command == "rules":
+            return cmd_rules(args)
+        if args.command == "demo":
+            return cmd_demo(args)
+        raise ReviewerError(f"unknown command {args.command!r}")
+    except ReviewerError as exc:
+        print(f"reviewer: {exc}", file=sys.stderr)
+        return EXIT_ERROR
+    except KeyboardInterrupt:
+        print("reviewer: interrupted; no verdict", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return EXIT_ERROR
+    except Exception as exc:  # noqa: BLE001 - fail closed, one line, never exit 0
+        print(f"reviewer: internal error, no verdict: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return EXIT_ERROR

@@ -1,0 +1,111 @@
+"""What a rule family receives: the change set, both trees, its options, the TS model."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import TYPE_CHECKING, Any, Mapping
+
+from reviewer.changeset import ChangeSet, decode_text
+from reviewer.gitio import Repo
+from reviewer.model import Finding, Location, Severity
+
+if TYPE_CHECKING:
+    from reviewer.registry import Family
+    from reviewer.typescript import Program
+
+
+class TreeView:
+    """Read-only access to any file of one git tree, loaded lazily from objects."""
+
+    def __init__(self, repo: Repo, tree: str) -> None:
+        self._repo = repo
+        self.tree = tree
+        self._cache: dict[str, bytes | None] = {}
+
+    @cached_property
+    def _entries(self) -> dict[str, tuple[str, str, str]]:
+        return self._repo.ls_tree(self.tree)
+
+    def exists(self, path: str) -> bool:
+        return path in self._entries
+
+    def paths(self, prefix: str = "") -> tuple[str, ...]:
+        return tuple(sorted(p for p in self._entries if p.startswith(prefix)))
+
+    def oid(self, path: str) -> str | None:
+        entry = self._entries.get(path)
+        return entry[2] if entry and entry[1] == "blob" else None
+
+    def read(self, path: str) -> bytes | None:
+        if path not in self._cache:
+            oid = self.oid(path)
+            self._cache[path] = self._repo.read_blobs([oid])[oid] if oid else None
+        return self._cache[path]
+
+    def text(self, path: str) -> str | None:
+        return decode_text(self.read(path))
+
+    def prefetch(self, paths: list[str]) -> None:
+        """Read many files with one git process."""
+        wanted = {p: self.oid(p) for p in paths if p not in self._cache}
+        blobs = self._repo.read_blobs([o for o in wanted.values() if o])
+        for path, oid in wanted.items():
+            self._cache[path] = blobs.get(oid) if oid else None
+
+
+@dataclass
+class ReviewContext:
+    changeset: ChangeSet
+    base: TreeView
+    patched: TreeView
+    family: "Family"
+    options: Mapping[str, Any]
+    severities: Mapping[str, Severity] = field(default_factory=dict)
+    _programs: dict[str, "Program"] = field(default_factory=dict)
+
+    def _program(self, side: str) -> "Program":
+        if side not in self._programs:
+            from reviewer.typescript import Program  # lazy: tree-sitter only when a rule asks
+
+            tree = self.patched if side == "patched" else self.base
+            changed = {f.path: f.added_lines for f in self.changeset.files} if side == "patched" else {}
+            self._programs[side] = Program(tree.text, changed)
+        return self._programs[side]
+
+    @property
+    def program(self) -> "Program":
+        """The TypeScript model of the patched tree (changed files and what they import)."""
+        return self._program("patched")
+
+    @property
+    def base_program(self) -> "Program":
+        return self._program("base")
+
+    def severity(self, check: str) -> Severity:
+        spec = self.family.check(check)
+        return self.severities.get(spec.id, spec.severity)
+
+    def finding(
+        self,
+        check: str,
+        *,
+        title: str,
+        message: str,
+        location: Location | None,
+        related: tuple[Location, ...] | list[Location] = (),
+        failure_sequence: tuple[str, ...] | list[str] = (),
+        anchor: str = "",
+    ) -> Finding:
+        """A finding of this family with the configured severity for `check`."""
+        spec = self.family.check(check)
+        return Finding(
+            rule=spec.id,
+            severity=self.severity(check),
+            title=title,
+            message=message,
+            location=location,
+            related=tuple(related),
+            failure_sequence=tuple(failure_sequence),
+            anchor=anchor,
+        )

@@ -1,0 +1,99 @@
+"""Run rule families over a change set, failing closed.
+
+A family that raises, or overruns its time budget, becomes an `error`
+invariant with an `error` finding: the verdict can only get stricter.
+"""
+
+from __future__ import annotations
+
+import signal
+import threading
+import traceback
+from contextlib import contextmanager
+from typing import Iterator
+
+from reviewer.changeset import ChangeSet
+from reviewer.config import Config
+from reviewer.context import ReviewContext, TreeView
+from reviewer.model import Finding, InvariantResult, InvariantStatus, Severity
+from reviewer.registry import Family, Outcome
+
+DEFAULT_BUDGET_SECONDS = 60.0
+
+
+class BudgetExceeded(Exception):
+    pass
+
+
+@contextmanager
+def _time_budget(seconds: float) -> Iterator[None]:
+    # SIGALRM only works on the main thread; elsewhere the rule runs unbounded
+    # (the CLI always runs on the main thread).
+    if seconds <= 0 or threading.current_thread() is not threading.main_thread() or not hasattr(signal, "setitimer"):
+        yield
+        return
+
+    def on_alarm(signum: int, frame: object) -> None:
+        raise BudgetExceeded()
+
+    previous = signal.signal(signal.SIGALRM, on_alarm)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def _error_result(family: Family, reason: str) -> InvariantResult:
+    finding = Finding(
+        rule=f"{family.id}/internal-error",
+        severity=Severity.MUST_FIX,
+        title=f"{family.id} could not check its invariant",
+        message=f"The {family.id} rules stopped with an error, so the invariant is unproven: {reason}",
+        location=None,
+        anchor=reason,
+    )
+    return InvariantResult(family.id, InvariantStatus.ERROR, f"rule error: {reason}", (finding,))
+
+
+def _finish(family: Family, outcome: Outcome, config: Config) -> InvariantResult:
+    findings = tuple(f for f in outcome.findings if f.rule not in config.disabled)
+    status = outcome.status
+    if status is InvariantStatus.ERROR:
+        return InvariantResult(family.id, status, outcome.summary, findings)
+    blocking = [f for f in findings if f.severity is not Severity.CONSIDER]
+    if blocking:
+        status = InvariantStatus.VIOLATED
+    elif status is InvariantStatus.VIOLATED:
+        status = InvariantStatus.VERIFIED
+    return InvariantResult(family.id, status, outcome.summary, findings)
+
+
+def run_families(
+    families: tuple[Family, ...],
+    changeset: ChangeSet,
+    base: TreeView,
+    patched: TreeView,
+    config: Config,
+    budget_seconds: float = DEFAULT_BUDGET_SECONDS,
+) -> tuple[InvariantResult, ...]:
+    results: list[InvariantResult] = []
+    programs: dict = {}  # shared so every family reuses one parse of each file
+    for family in families:
+        options = dict(config.for_family(family.id))
+        options.update({k: v for k, v in config.overrides.items() if k in family.defaults})
+        ctx = ReviewContext(changeset, base, patched, family, options, config.severities, programs)
+        try:
+            with _time_budget(budget_seconds):
+                outcome = family.run(ctx)
+            if not isinstance(outcome, Outcome):
+                raise TypeError(f"run() returned {type(outcome).__name__}, not Outcome")
+            results.append(_finish(family, outcome, config))
+        except BudgetExceeded:
+            results.append(_error_result(family, f"exceeded its time budget of {budget_seconds:g} s"))
+        except Exception as exc:  # noqa: BLE001 - fail closed on anything a rule raises
+            frame = traceback.extract_tb(exc.__traceback__)[-1] if exc.__traceback__ else None
+            where = f" at {frame.filename.rsplit('/', 1)[-1]}:{frame.lineno}" if frame else ""
+            results.append(_error_result(family, f"{type(exc).__name__}: {exc}{where}"))
+    return tuple(results)

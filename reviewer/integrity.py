@@ -1,0 +1,230 @@
+"""The integrity gate: prove the inputs are what they claim before any rule runs.
+
+Each check yields a `Check` (pass / fail / skip) with a detail a maintainer can
+act on. A failed check forces DO-NOT-MERGE but never stops the report.
+"""
+
+from __future__ import annotations
+
+import tempfile
+import unicodedata
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+
+from reviewer.errors import ReviewerError
+from reviewer.gitio import Repo, is_full_sha
+from reviewer.model import Check, CheckStatus
+from reviewer.patchfile import NumstatEntry, PatchFile, numstat, sha256_file
+
+
+@dataclass(frozen=True)
+class Artifact:
+    path: str
+    sha256: str
+
+
+@dataclass(frozen=True)
+class Inputs:
+    repo: Repo
+    base: str
+    patch: PatchFile
+    patch_sha256: str | None = None
+    artifacts: tuple[Artifact, ...] = ()
+    expect_files: int | None = None
+    allow_symlinks: bool = False
+    allow_gitlinks: bool = False
+
+
+@dataclass(frozen=True)
+class GateResult:
+    checks: tuple[Check, ...]
+    base_tree: str | None
+    patched_tree: str | None
+    entries: tuple[NumstatEntry, ...]
+
+    @property
+    def passed(self) -> bool:
+        return all(c.status is not CheckStatus.FAIL for c in self.checks)
+
+    @property
+    def reconstructable(self) -> bool:
+        """Rules may run on the patched tree only if git built it and no path is unsafe."""
+        paths = next((c for c in self.checks if c.id == "integrity/paths"), None)
+        return self.patched_tree is not None and (paths is None or paths.status is not CheckStatus.FAIL)
+
+
+def parse_sha256(value: str, what: str) -> str:
+    text = value.strip().lower()
+    if len(text) != 64 or any(ch not in "0123456789abcdef" for ch in text):
+        raise ReviewerError(f"{what}: {value!r} is not a SHA-256 (64 hex digits)")
+    return text
+
+
+def parse_artifact(spec: str) -> Artifact:
+    path, sep, digest = spec.rpartition("=")
+    if not sep or not path:
+        raise ReviewerError(f"--artifact {spec!r}: expected FILE=SHA256")
+    return Artifact(path, parse_sha256(digest, f"--artifact {path}"))
+
+
+def require_full_sha(repo: Repo, base: str) -> str:
+    """Refuse anything but a full commit id: a ref can move under the review."""
+    if is_full_sha(base.lower()):
+        return base.lower()
+    hint = ""
+    res = repo.run("rev-parse", "--verify", "--quiet", f"{base}^{{commit}}", check=False)
+    if res.returncode == 0 and base.strip():
+        hint = f" ({base!r} currently resolves to {res.stdout.decode().strip()}; pass that id if it is the one you mean)"
+    raise ReviewerError(f"--base must be a full 40-hex commit id, not {base!r}{hint}")
+
+
+def check_base(repo: Repo, base: str) -> tuple[Check, str | None]:
+    kind = repo.object_type(base)
+    if kind is None:
+        return Check("integrity/base-commit", CheckStatus.FAIL, f"commit {base} does not exist in {repo.display}"), None
+    if kind != "commit":
+        return Check("integrity/base-commit", CheckStatus.FAIL, f"{base} is a {kind}, not a commit"), None
+    tree = repo.tree_of(base)
+    return Check("integrity/base-commit", CheckStatus.PASS, f"commit {base} exists"), tree
+
+
+def check_patch_sha(patch: PatchFile, expected: str | None) -> Check:
+    actual = patch.sha256
+    if expected is None:
+        return Check("integrity/patch-sha256", CheckStatus.SKIP, f"sha256 {actual} (no --patch-sha256 given)")
+    if actual == expected:
+        return Check("integrity/patch-sha256", CheckStatus.PASS, f"sha256 {actual} matches --patch-sha256")
+    return Check("integrity/patch-sha256", CheckStatus.FAIL, f"sha256 is {actual}, but --patch-sha256 says {expected}")
+
+
+def check_artifacts(artifacts: tuple[Artifact, ...]) -> list[Check]:
+    if not artifacts:
+        return [Check("integrity/artifact-sha256", CheckStatus.SKIP, "no --artifact given")]
+    checks = []
+    for art in artifacts:
+        try:
+            actual = sha256_file(art.path)
+        except OSError as exc:
+            checks.append(Check("integrity/artifact-sha256", CheckStatus.FAIL, f"{art.path}: cannot read ({exc.strerror})"))
+            continue
+        if actual == art.sha256:
+            checks.append(Check("integrity/artifact-sha256", CheckStatus.PASS, f"{art.path}: sha256 {actual} matches"))
+        else:
+            checks.append(
+                Check("integrity/artifact-sha256", CheckStatus.FAIL, f"{art.path}: sha256 is {actual}, expected {art.sha256}")
+            )
+    return checks
+
+
+_WINDOWS_DEVICES = {"con", "prn", "aux", "nul"} | {f"com{i}" for i in range(1, 10)} | {f"lpt{i}" for i in range(1, 10)}
+
+
+def path_problem(path: str) -> str | None:
+    """Why a path must not be written, or None when it is safe."""
+    if not path:
+        return "empty path"
+    if any(ch in path for ch in ("\0", "\n", "\r")):
+        return "control character in path"
+    if path.startswith("/") or PurePosixPath(path).is_absolute() or (len(path) > 1 and path[1] == ":"):
+        return "absolute path"
+    if "\\" in path:
+        return "backslash in path"
+    for part in path.split("/"):
+        folded = unicodedata.normalize("NFC", part).casefold().rstrip(". ")
+        if part in ("", "."):
+            return "empty or '.' path component"
+        if part == "..":
+            return "'..' path component"
+        if folded in (".git", "git~1") or folded.startswith(".git "):
+            return "path inside .git/"
+        if folded.split(".")[0] in _WINDOWS_DEVICES:
+            return "device name as path component"
+    return None
+
+
+def check_paths(entries: tuple[NumstatEntry, ...], sources: list[str | None], modes: dict[str, str], inputs: Inputs) -> Check:
+    problems: list[str] = []
+    for entry, source in zip(entries, sources + [None] * (len(entries) - len(sources))):
+        for path in (entry.path, source):
+            if path is None:
+                continue
+            why = path_problem(path)
+            if why:
+                problems.append(f"{path!r}: {why}")
+        mode = modes.get(entry.path)
+        if mode == "120000" and not inputs.allow_symlinks:
+            problems.append(f"{entry.path!r}: creates a symbolic link")
+        if mode == "160000" and not inputs.allow_gitlinks:
+            problems.append(f"{entry.path!r}: creates a gitlink (submodule)")
+    if problems:
+        return Check("integrity/paths", CheckStatus.FAIL, "; ".join(sorted(set(problems))))
+    return Check("integrity/paths", CheckStatus.PASS, f"{len(entries)} paths, all safe")
+
+
+def check_file_count(entries: tuple[NumstatEntry, ...], expected: int | None) -> Check:
+    n = len(entries)
+    if expected is None:
+        return Check("integrity/file-count", CheckStatus.SKIP, f"{n} changed files (no --expect-files given)")
+    if n == expected:
+        return Check("integrity/file-count", CheckStatus.PASS, f"{n} changed files, as --expect-files says")
+    return Check("integrity/file-count", CheckStatus.FAIL, f"{n} changed files, but --expect-files says {expected}")
+
+
+def apply_to_temp_index(repo: Repo, base_tree: str, patch: PatchFile) -> tuple[str | None, str]:
+    """Apply the patch to the base tree in a throw-away index; return (tree, detail).
+
+    The repository's own index, work tree and refs are never involved: the
+    index lives in a temporary directory and `--cached` keeps git off any
+    work tree. `write-tree` only adds tree and blob objects git derives.
+    """
+    with tempfile.TemporaryDirectory(prefix="reviewer-index-") as tmp:
+        index = Path(tmp) / "index"
+        repo.run("read-tree", base_tree, index_file=index)
+        patch_path = str(patch.path.resolve())
+        checked = repo.run("apply", "--cached", "--check", "--allow-empty", patch_path, index_file=index, check=False)
+        if checked.returncode != 0:
+            return None, f"does not apply to the base: {checked.last_error_line}"
+        repo.run("apply", "--cached", "--allow-empty", patch_path, index_file=index)
+        tree = repo.run("write-tree", index_file=index).stdout.decode().strip()
+    return tree, "applies cleanly to the base (temporary index)"
+
+
+def patched_modes(repo: Repo, base_tree: str, patched_tree: str) -> dict[str, str]:
+    out = repo.run("diff-tree", "-r", "-z", "--raw", "--no-renames", "--full-index", base_tree, patched_tree).stdout
+    modes: dict[str, str] = {}
+    fields = out.split(b"\0")
+    for meta, path in zip(fields[0::2], fields[1::2]):
+        if meta.startswith(b":"):
+            modes[path.decode("utf-8", "surrogateescape")] = meta[1:].split()[1].decode()
+    return modes
+
+
+def run_gate(inputs: Inputs, rename_sources: list[str | None]) -> GateResult:
+    repo = inputs.repo
+    checks: list[Check] = []
+    base_check, base_tree = check_base(repo, inputs.base)
+    checks.append(base_check)
+    checks.append(check_patch_sha(inputs.patch, inputs.patch_sha256))
+    checks.extend(check_artifacts(inputs.artifacts))
+
+    entries_or_error = numstat(repo, inputs.patch)
+    entries: tuple[NumstatEntry, ...] = () if isinstance(entries_or_error, str) else entries_or_error
+    patched_tree: str | None = None
+    if isinstance(entries_or_error, str):
+        checks.append(Check("integrity/clean-apply", CheckStatus.FAIL, f"git cannot read the patch: {entries_or_error}"))
+    elif base_tree is None:
+        checks.append(Check("integrity/clean-apply", CheckStatus.SKIP, "base commit is not available"))
+    else:
+        patched_tree, detail = apply_to_temp_index(repo, base_tree, inputs.patch)
+        status = CheckStatus.PASS if patched_tree else CheckStatus.FAIL
+        checks.append(Check("integrity/clean-apply", status, detail))
+
+    if isinstance(entries_or_error, str):
+        unread = "git cannot read the patch, so its files are unknown"
+        checks.append(Check("integrity/file-count", CheckStatus.FAIL if inputs.expect_files is not None else CheckStatus.SKIP, unread))
+        checks.append(Check("integrity/paths", CheckStatus.SKIP, unread))
+    else:
+        checks.append(check_file_count(entries, inputs.expect_files))
+        modes = patched_modes(repo, base_tree, patched_tree) if base_tree and patched_tree else {}
+        checks.append(check_paths(entries, rename_sources, modes, inputs))
+    return GateResult(tuple(checks), base_tree, patched_tree, entries)

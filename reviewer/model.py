@@ -1,0 +1,168 @@
+"""The report model: frozen values every stage produces and every renderer reads.
+
+Nothing here knows about git, tree-sitter or output formats.
+"""
+
+from __future__ import annotations
+
+import enum
+import hashlib
+from dataclasses import dataclass, field
+
+
+class Severity(str, enum.Enum):
+    MUST_FIX = "must-fix"
+    SHOULD_FIX = "should-fix"
+    CONSIDER = "consider"
+
+    @property
+    def rank(self) -> int:
+        return _SEVERITY_RANK[self]
+
+    @property
+    def heading(self) -> str:
+        return self.value.upper()
+
+
+_SEVERITY_RANK = {Severity.MUST_FIX: 0, Severity.SHOULD_FIX: 1, Severity.CONSIDER: 2}
+
+
+class CheckStatus(str, enum.Enum):
+    PASS = "pass"
+    FAIL = "fail"
+    SKIP = "skip"
+
+
+class InvariantStatus(str, enum.Enum):
+    VERIFIED = "verified"
+    VIOLATED = "violated"
+    NOT_APPLICABLE = "not-applicable"
+    ERROR = "error"
+
+
+class Verdict(str, enum.Enum):
+    MERGE = "MERGE"
+    DO_NOT_MERGE = "DO-NOT-MERGE"
+
+
+@dataclass(frozen=True)
+class Location:
+    """A 1-based inclusive line range of the patched file (base file if deleted)."""
+
+    path: str
+    line: int
+    end_line: int
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One defect. `rule` is `<family>/<check>`."""
+
+    rule: str
+    severity: Severity
+    title: str
+    message: str
+    location: Location | None
+    related: tuple[Location, ...] = ()
+    failure_sequence: tuple[str, ...] = ()
+    # Normalised syntax of the reported construct; feeds the stable id so the
+    # id survives unrelated lines moving.
+    anchor: str = ""
+
+    @property
+    def family(self) -> str:
+        return self.rule.split("/", 1)[0]
+
+    @property
+    def id(self) -> str:
+        loc_path = self.location.path if self.location else ""
+        key = "\0".join((self.rule, loc_path, self.anchor or self.title))
+        return hashlib.sha256(key.encode("utf-8")).hexdigest()[:16]
+
+    def sort_key(self) -> tuple[int, str, int, int, str, str]:
+        loc = self.location
+        return (
+            self.severity.rank,
+            loc.path if loc else "",
+            loc.line if loc else 0,
+            loc.end_line if loc else 0,
+            self.rule,
+            self.id,
+        )
+
+
+@dataclass(frozen=True)
+class Check:
+    """One integrity check of the inputs (`integrity/<name>`)."""
+
+    id: str
+    status: CheckStatus
+    detail: str
+
+
+@dataclass(frozen=True)
+class InvariantResult:
+    """What one rule family concluded about its invariant."""
+
+    id: str
+    status: InvariantStatus
+    summary: str
+    findings: tuple[Finding, ...] = ()
+
+
+@dataclass(frozen=True)
+class FileEntry:
+    path: str
+    old_path: str | None
+    status: str
+    added: int = 0
+    removed: int = 0
+    binary: bool = False
+
+
+@dataclass(frozen=True)
+class PatchInfo:
+    name: str
+    sha256: str
+    files: int
+    added: int = 0
+    removed: int = 0
+
+
+@dataclass(frozen=True)
+class Report:
+    tool_name: str
+    tool_version: str
+    ruleset_version: str
+    base: str
+    patch: PatchInfo
+    checks: tuple[Check, ...]
+    files: tuple[FileEntry, ...]
+    invariants: tuple[InvariantResult, ...]
+    findings: tuple[Finding, ...]
+    verdict: Verdict
+    # Quoted excerpts of the patched file per finding id, computed once so all
+    # renderers show the same text.
+    excerpts: dict[str, tuple[tuple[int, str], ...]] = field(default_factory=dict, compare=False, hash=False)
+
+    def count(self, severity: Severity) -> int:
+        return sum(1 for f in self.findings if f.severity is severity)
+
+    def by_severity(self, severity: Severity) -> tuple[Finding, ...]:
+        return tuple(f for f in self.findings if f.severity is severity)
+
+
+def decide_verdict(
+    checks: tuple[Check, ...] | list[Check],
+    invariants: tuple[InvariantResult, ...] | list[InvariantResult],
+    findings: tuple[Finding, ...] | list[Finding],
+) -> Verdict:
+    """DESIGN.md: any failed check, must-fix finding or errored rule blocks the merge."""
+    if any(c.status is CheckStatus.FAIL for c in checks):
+        return Verdict.DO_NOT_MERGE
+    if any(i.status is InvariantStatus.ERROR for i in invariants):
+        return Verdict.DO_NOT_MERGE
+    if any(f.severity is Severity.MUST_FIX for f in findings):
+        return Verdict.DO_NOT_MERGE
+    return Verdict.MERGE

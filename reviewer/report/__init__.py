@@ -1,0 +1,20 @@
+"""Renderers: one report model, one small module per output format."""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from reviewer.model import Report
+
+FORMATS = ("markdown", "json")
+
+
+def renderer(fmt: str) -> Callable[[Report], str]:
+    # Imported lazily so `reviewer --help` never loads Jinja2.
+    if fmt == "markdown":
+        from reviewer.report.markdown import render
+    elif fmt == "json":
+        from reviewer.report.json_format import render
+    else:
+        raise KeyError(fmt)
+    return render

@@ -1,0 +1,57 @@
+"""`--format json`: the `reviewer-report/1` contract of DESIGN.md."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from reviewer.model import Finding, Location, Report
+
+SCHEMA = "reviewer-report/1"
+
+
+def _location(loc: Location) -> dict[str, Any]:
+    return {"path": loc.path, "line": loc.line, "end_line": loc.end_line, "note": loc.note}
+
+
+def _finding(f: Finding) -> dict[str, Any]:
+    loc = f.location
+    return {
+        "id": f.id,
+        "rule": f.rule,
+        "severity": f.severity.value,
+        "title": f.title,
+        "message": f.message,
+        "path": loc.path if loc else None,
+        "line": loc.line if loc else None,
+        "end_line": loc.end_line if loc else None,
+        "related": [_location(r) for r in f.related],
+        "failure_sequence": list(f.failure_sequence),
+    }
+
+
+def to_dict(report: Report) -> dict[str, Any]:
+    return {
+        "schema": SCHEMA,
+        "tool": {"name": report.tool_name, "version": report.tool_version, "rules": report.ruleset_version},
+        "verdict": report.verdict.value,
+        "base": report.base,
+        "patch": {
+            "name": report.patch.name,
+            "sha256": report.patch.sha256,
+            "files": report.patch.files,
+            "added": report.patch.added,
+            "removed": report.patch.removed,
+        },
+        "checks": [{"id": c.id, "status": c.status.value, "detail": c.detail} for c in report.checks],
+        "files": [{"path": f.path, "old_path": f.old_path, "status": f.status} for f in report.files],
+        "invariants": [
+            {"id": i.id, "status": i.status.value, "findings": [f.id for f in i.findings], "summary": i.summary}
+            for i in report.invariants
+        ],
+        "findings": [_finding(f) for f in report.findings],
+    }
+
+
+def render(report: Report) -> str:
+    return json.dumps(to_dict(report), indent=2, ensure_ascii=False, sort_keys=False) + "\n"

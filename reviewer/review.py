@@ -1,0 +1,208 @@
+"""The pipeline: inputs -> integrity gate -> reconstruction -> rules -> report."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+from reviewer import RULESET_VERSION, __version__
+from reviewer.changeset import ChangeSet
+from reviewer.config import CONFIG_PATH, Config, build_config, load_config_file, parse_toml
+from reviewer.context import TreeView
+from reviewer.engine import DEFAULT_BUDGET_SECONDS, run_families
+from reviewer.gitio import Repo, open_repo
+from reviewer.integrity import GateResult, Inputs, parse_artifact, parse_sha256, require_full_sha, run_gate
+from reviewer.model import (
+    Check,
+    CheckStatus,
+    FileEntry,
+    Finding,
+    InvariantResult,
+    InvariantStatus,
+    Location,
+    PatchInfo,
+    Report,
+    Severity,
+    decide_verdict,
+)
+from reviewer.patchfile import PatchFile, read_patch, section_headers
+from reviewer.reconstruct import build_changeset
+from reviewer.registry import Family, discover
+
+EXCERPT_MAX_LINES = 12
+
+
+@dataclass(frozen=True)
+class Request:
+    repo: str
+    base: str
+    patch: str
+    patch_sha256: str | None = None
+    artifacts: tuple[str, ...] = ()
+    expect_files: int | None = None
+    config: str | None = None
+    overrides: Mapping[str, Any] = field(default_factory=dict)
+    budget_seconds: float = DEFAULT_BUDGET_SECONDS
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """Validated inputs: anything wrong here is exit 2, before any report."""
+
+    repo: Repo
+    inputs: Inputs
+
+
+@dataclass(frozen=True)
+class Outcome:
+    report: Report
+    changeset: ChangeSet | None
+    gate: GateResult
+
+
+def prepare(req: Request) -> Prepared:
+    repo = open_repo(req.repo)
+    base = require_full_sha(repo, req.base)
+    patch = read_patch(req.patch)
+    expected = parse_sha256(req.patch_sha256, "--patch-sha256") if req.patch_sha256 else None
+    if req.expect_files is not None and req.expect_files < 0:
+        from reviewer.errors import ReviewerError
+
+        raise ReviewerError(f"--expect-files must be 0 or more, not {req.expect_files}")
+    artifacts = tuple(parse_artifact(a) for a in req.artifacts)
+    return Prepared(repo, Inputs(repo, base, patch, expected, artifacts, req.expect_files))
+
+
+def _load_config(req: Request, repo: Repo, gate: GateResult, families: tuple[Family, ...]) -> Config:
+    if req.config:
+        config = load_config_file(req.config, families)
+    elif gate.base_tree is not None:
+        base_view = TreeView(repo, gate.base_tree)
+        data = base_view.read(CONFIG_PATH)
+        source = f"{CONFIG_PATH} at base"
+        config = build_config(parse_toml(data, source), families, source) if data is not None else build_config({}, families, "built-in defaults")
+    else:
+        config = build_config({}, families, "built-in defaults")
+    if req.overrides:
+        config = Config(config.source, config.options, config.severities, config.disabled, dict(req.overrides))
+    return config
+
+
+def _check_findings(checks: tuple[Check, ...]) -> list[Finding]:
+    """Every failed integrity check is also a must-fix finding."""
+    return [
+        Finding(
+            rule=check.id,
+            severity=Severity.MUST_FIX,
+            title=f"Integrity check failed: {check.id.split('/', 1)[1]}",
+            message=check.detail,
+            location=None,
+            anchor=check.detail,
+        )
+        for check in checks
+        if check.status is CheckStatus.FAIL
+    ]
+
+
+def _config_edit_finding(changeset: ChangeSet, config: Config) -> list[Finding]:
+    changed = changeset.file(CONFIG_PATH)
+    if changed is None:
+        return []
+    return [
+        Finding(
+            rule="integrity/config-edited",
+            severity=Severity.CONSIDER,
+            title=f"The patch edits {CONFIG_PATH}; the edit was not applied",
+            message=(
+                f"Rules are configured from {config.source}, never from the patch under review, so a patch "
+                "cannot weaken the rules that judge it. The new configuration takes effect once merged."
+            ),
+            location=Location(CONFIG_PATH, 1, 1),
+            anchor=CONFIG_PATH,
+        )
+    ]
+
+
+def _excerpt(changeset: ChangeSet | None, location: Location | None) -> tuple[tuple[int, str], ...]:
+    if changeset is None or location is None:
+        return ()
+    f = changeset.file(location.path)
+    text = (f.patched_text if f and f.patched_bytes is not None else f.base_text if f else None) if f else None
+    if text is None:
+        return ()
+    lines = text.splitlines()
+    start = max(1, location.line)
+    end = min(len(lines), location.end_line, start + EXCERPT_MAX_LINES - 1)
+    return tuple((n, lines[n - 1]) for n in range(start, end + 1))
+
+
+def _not_checked(families: tuple[Family, ...], why: str) -> tuple[InvariantResult, ...]:
+    return tuple(InvariantResult(f.id, InvariantStatus.ERROR, f"not checked: {why}") for f in families)
+
+
+def run(req: Request, families: tuple[Family, ...] | None = None, gate_only: bool = False) -> Outcome:
+    prepared = prepare(req)
+    repo, inputs = prepared.repo, prepared.inputs
+    families = discover() if families is None else families
+    headers = section_headers(inputs.patch)
+    gate = run_gate(inputs, [h.source for h in headers])
+    config = _load_config(req, repo, gate, families)
+
+    changeset: ChangeSet | None = None
+    findings = _check_findings(gate.checks)
+    if gate.reconstructable:
+        assert gate.base_tree is not None and gate.patched_tree is not None
+        changeset = build_changeset(repo, inputs.base, gate.base_tree, gate.patched_tree, inputs.patch, gate.entries, headers)
+    if gate_only:
+        invariants: tuple[InvariantResult, ...] = ()
+    elif changeset is None:
+        invariants = _not_checked(families, "the patch could not be reconstructed safely (see the integrity checks)")
+    else:
+        findings += _config_edit_finding(changeset, config)
+        invariants = run_families(
+            families, changeset, TreeView(repo, changeset.base_tree), TreeView(repo, changeset.patched_tree),
+            config, req.budget_seconds,
+        )
+    return Outcome(assemble(inputs.base, inputs.patch, gate, changeset, invariants, findings), changeset, gate)
+
+
+def assemble(
+    base: str,
+    patch: PatchFile,
+    gate: GateResult,
+    changeset: ChangeSet | None,
+    invariants: tuple[InvariantResult, ...],
+    extra_findings: list[Finding],
+) -> Report:
+    findings = sorted(
+        [*extra_findings, *(f for inv in invariants for f in inv.findings)], key=lambda f: f.sort_key()
+    )
+    if changeset is not None:
+        files = tuple(
+            FileEntry(f.path, f.old_path, f.status.value, f.added_count, f.removed_count, f.binary) for f in changeset.files
+        )
+    else:
+        files = tuple(
+            FileEntry(e.path, None, "unknown", e.added or 0, e.removed or 0, e.added is None) for e in gate.entries
+        )
+    info = PatchInfo(
+        name=patch.name,
+        sha256=patch.sha256,
+        files=len(gate.entries),
+        added=sum(e.added or 0 for e in gate.entries),
+        removed=sum(e.removed or 0 for e in gate.entries),
+    )
+    excerpts = {f.id: _excerpt(changeset, f.location) for f in findings}
+    return Report(
+        tool_name="reviewer",
+        tool_version=__version__,
+        ruleset_version=RULESET_VERSION,
+        base=base,
+        patch=info,
+        checks=gate.checks,
+        files=files,
+        invariants=invariants,
+        findings=tuple(findings),
+        verdict=decide_verdict(gate.checks, invariants, findings),
+        excerpts=excerpts,
+    )

@@ -1,0 +1,1 @@
+"""Shipped samples (installed as `reviewer.samples`)."""
