@@ -18,7 +18,7 @@ from reviewer import RULESET_VERSION, __version__
 from reviewer.errors import ReviewerError
 
 EXIT_MERGE, EXIT_BLOCK, EXIT_ERROR = 0, 1, 2
-FORMATS = ("markdown", "json")
+FORMATS = ("markdown", "json", "sarif", "github", "comment")  # reviewer.report.FORMATS, without importing it
 
 
 @dataclass(frozen=True)
@@ -49,17 +49,24 @@ class _Parser(argparse.ArgumentParser):
         raise ReviewerError(f"{self.prog}: {message}")
 
 
-def _add_inputs(p: argparse.ArgumentParser, with_formats: bool = True) -> None:
+def _add_inputs(p: argparse.ArgumentParser, with_formats: bool = True, pr: bool = False) -> None:
     p.add_argument("--repo", required=True, help="git repository (checkout or bare); never modified")
-    p.add_argument("--base", required=True, help="full 40-hex id of the base commit")
-    p.add_argument("--patch", required=True, help="the patch file (git diff format)")
+    if pr:
+        p.add_argument("--base", required=True, help="base ref or commit of the pull request (e.g. origin/main)")
+        p.add_argument("--head", required=True, help="head ref or commit of the pull request")
+    else:
+        p.add_argument("--base", required=True, help="full 40-hex id of the base commit")
+        p.add_argument("--patch", required=True, help="the patch file (git diff format)")
     p.add_argument("--patch-sha256", metavar="HEX", help="expected SHA-256 of the patch file")
     p.add_argument("--artifact", action="append", default=[], metavar="FILE=HEX", help="a file and its expected SHA-256 (repeatable)")
     p.add_argument("--expect-files", type=int, metavar="N", help="expected number of changed files")
     p.add_argument("--config", metavar="FILE", help="rule configuration (default: reviewer.toml of the base commit)")
     p.add_argument("--expect-prev-id", metavar="UUID", help="snapshot id the patched schema's prevIds must name")
     if with_formats:
-        p.add_argument("--format", action="append", metavar="FMT[=PATH]", help="markdown (default) or json; repeatable")
+        p.add_argument("--format", action="append", metavar="FMT[=PATH]",
+                       help=f"one of {', '.join(FORMATS)} (default markdown); repeatable, at most one to stdout")
+        p.add_argument("--scope", default="changed", choices=("changed", "file", "all"),
+                       help="report findings where the patch changed code (default), anywhere in changed files, or all")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -68,6 +75,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     _add_inputs(sub.add_parser("review", help="integrity gate, reconstruction, rules, report"))
     _add_inputs(sub.add_parser("verify", help="integrity gate only"))
+    _add_inputs(sub.add_parser("pr", help="review merge-base(base, head)..head of a pull request"), pr=True)
     rec = sub.add_parser("reconstruct", help="write every patched file under --out")
     _add_inputs(rec, with_formats=False)
     rec.add_argument("--out", required=True, help="directory to write the patched files into")
@@ -80,21 +88,28 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _request(args: argparse.Namespace):
+def _request(args: argparse.Namespace, **changes):
     from reviewer.review import Request
 
     overrides = {"expect_prev_id": args.expect_prev_id} if getattr(args, "expect_prev_id", None) else {}
-    return Request(
-        repo=args.repo, base=args.base, patch=args.patch, patch_sha256=args.patch_sha256,
+    fields = dict(
+        repo=args.repo, base=args.base, patch=getattr(args, "patch", ""), patch_sha256=args.patch_sha256,
         artifacts=tuple(args.artifact), expect_files=args.expect_files, config=args.config, overrides=overrides,
+        scope=getattr(args, "scope", "changed"),
     )
+    fields.update(changes)
+    return Request(**fields)
 
 
 def _emit(report, outputs: tuple[Output, ...]) -> None:
+    import os
+
     from reviewer.report import renderer
 
     for out in outputs:
         text = renderer(out.fmt)(report)
+        if out.fmt == "github" and os.environ.get("GITHUB_STEP_SUMMARY"):
+            _append_step_summary(report, os.environ["GITHUB_STEP_SUMMARY"])
         if out.path is None:
             sys.stdout.write(text)
             sys.stdout.flush()
@@ -103,6 +118,17 @@ def _emit(report, outputs: tuple[Output, ...]) -> None:
                 Path(out.path).write_text(text, encoding="utf-8")
             except OSError as exc:
                 raise ReviewerError(f"--format {out.fmt}={out.path}: cannot write ({exc.strerror})") from None
+
+
+def _append_step_summary(report, path: str) -> None:
+    from reviewer.report import renderer
+    from reviewer.report.github import cap_summary
+
+    try:
+        with open(path, "a", encoding="utf-8") as fh:
+            fh.write(cap_summary(renderer("markdown")(report)))
+    except OSError as exc:
+        raise ReviewerError(f"GITHUB_STEP_SUMMARY={path}: cannot write ({exc.strerror})") from None
 
 
 def _exit_for(report) -> int:
@@ -118,6 +144,21 @@ def cmd_review(args: argparse.Namespace, gate_only: bool = False) -> int:
     outcome = review.run(_request(args), gate_only=gate_only)
     _emit(outcome.report, outputs)
     return _exit_for(outcome.report)
+
+
+def cmd_pr(args: argparse.Namespace) -> int:
+    from reviewer import review
+    from reviewer.pullrequest import pull_request_patch
+
+    outputs = parse_formats(args.format)
+    with tempfile.TemporaryDirectory(prefix="reviewer-pr-") as tmp:
+        pr, patch_path = pull_request_patch(args.repo, args.base, args.head, Path(tmp))
+        if patch_path is None:
+            report = review.empty_report(_request(args, base=pr.merge_base, pull_request=pr))
+        else:
+            report = review.run(_request(args, base=pr.merge_base, patch=str(patch_path), pull_request=pr)).report
+        _emit(report, outputs)
+    return _exit_for(report)
 
 
 def cmd_reconstruct(args: argparse.Namespace) -> int:
@@ -155,7 +196,7 @@ def cmd_rules(args: argparse.Namespace) -> int:
 
 def cmd_demo(args: argparse.Namespace) -> int:
     from reviewer import review
-    from reviewer.samples import load_sample, materialize
+    from reviewer.materialize import load_sample, materialize
 
     sample = load_sample(args.sample)
     chosen = sample.patch(args.patch_name)
@@ -179,6 +220,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return cmd_review(args)
         if args.command == "verify":
             return cmd_review(args, gate_only=True)
+        if args.command == "pr":
+            return cmd_pr(args)
         if args.command == "reconstruct":
             return cmd_reconstruct(args)
         if args.command == "rules":

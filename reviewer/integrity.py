@@ -14,7 +14,7 @@ from pathlib import Path, PurePosixPath
 from reviewer.errors import ReviewerError
 from reviewer.gitio import Repo, is_full_sha
 from reviewer.model import Check, CheckStatus
-from reviewer.patchfile import NumstatEntry, PatchFile, numstat, sha256_file
+from reviewer.patchfile import HeaderInfo, NumstatEntry, PatchFile, numstat, sha256_file
 
 
 @dataclass(frozen=True)
@@ -142,16 +142,19 @@ def path_problem(path: str) -> str | None:
     return None
 
 
-def check_paths(entries: tuple[NumstatEntry, ...], sources: list[str | None], modes: dict[str, str], inputs: Inputs) -> Check:
+def check_paths(entries: tuple[NumstatEntry, ...], headers: list[HeaderInfo], modes: dict[str, str], inputs: Inputs) -> Check:
+    """`modes` are what git wrote; header modes cover patches git refused to apply."""
     problems: list[str] = []
-    for entry, source in zip(entries, sources + [None] * (len(entries) - len(sources))):
+    aligned = headers if len(headers) == len(entries) else [HeaderInfo(None, False)] * len(entries)
+    for entry, header in zip(entries, aligned):
+        source = header.source
         for path in (entry.path, source):
             if path is None:
                 continue
             why = path_problem(path)
             if why:
                 problems.append(f"{path!r}: {why}")
-        mode = modes.get(entry.path)
+        mode = modes.get(entry.path) or header.new_mode
         if mode == "120000" and not inputs.allow_symlinks:
             problems.append(f"{entry.path!r}: creates a symbolic link")
         if mode == "160000" and not inputs.allow_gitlinks:
@@ -199,7 +202,7 @@ def patched_modes(repo: Repo, base_tree: str, patched_tree: str) -> dict[str, st
     return modes
 
 
-def run_gate(inputs: Inputs, rename_sources: list[str | None]) -> GateResult:
+def run_gate(inputs: Inputs, headers: list[HeaderInfo]) -> GateResult:
     repo = inputs.repo
     checks: list[Check] = []
     base_check, base_tree = check_base(repo, inputs.base)
@@ -226,5 +229,5 @@ def run_gate(inputs: Inputs, rename_sources: list[str | None]) -> GateResult:
     else:
         checks.append(check_file_count(entries, inputs.expect_files))
         modes = patched_modes(repo, base_tree, patched_tree) if base_tree and patched_tree else {}
-        checks.append(check_paths(entries, rename_sources, modes, inputs))
+        checks.append(check_paths(entries, headers, modes, inputs))
     return GateResult(tuple(checks), base_tree, patched_tree, entries)

@@ -131,6 +131,28 @@ class PatchInfo:
 
 
 @dataclass(frozen=True)
+class SuppressedFinding:
+    """A finding silenced by a `reviewer-ignore` comment, kept visible in the report."""
+
+    finding: Finding
+    path: str
+    line: int
+    reason: str
+    added_by_patch: bool
+
+
+@dataclass(frozen=True)
+class PullRequest:
+    """How `reviewer pr` chose the inputs: refs resolved to ids, reviewed from the merge base."""
+
+    base_ref: str
+    head_ref: str
+    base: str
+    head: str
+    merge_base: str
+
+
+@dataclass(frozen=True)
 class Report:
     tool_name: str
     tool_version: str
@@ -142,6 +164,9 @@ class Report:
     invariants: tuple[InvariantResult, ...]
     findings: tuple[Finding, ...]
     verdict: Verdict
+    suppressed: tuple[SuppressedFinding, ...] = ()
+    scope: str = "changed"
+    pull_request: PullRequest | None = None
     # Quoted excerpts of the patched file per finding id, computed once so all
     # renderers show the same text.
     excerpts: dict[str, tuple[tuple[int, str], ...]] = field(default_factory=dict, compare=False, hash=False)

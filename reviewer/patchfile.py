@@ -121,21 +121,26 @@ def unquote_git_path(raw: bytes) -> str:
 class HeaderInfo:
     source: str | None  # `rename from` / `copy from`
     copied: bool
+    new_mode: str | None = None  # from `new file mode` / `new mode` / the `index` line
 
 
 def section_headers(patch: PatchFile) -> list[HeaderInfo]:
     """Rename/copy sources of each `diff --git` section, in patch order."""
     infos: list[HeaderInfo] = []
     for section in _DIFF_HEADER.split(patch.data)[1:]:
-        source, copied = None, False
+        source, copied, mode = None, False, None
         for line in section.split(b"\n"):
             if line.startswith((b"@@", b"--- ", b"GIT binary patch", b"Binary files ")):
                 break
-            if line.startswith(b"rename from "):
+            if line.startswith((b"new file mode ", b"new mode ")):
+                mode = line.rsplit(b" ", 1)[1].strip().decode("ascii", "replace")
+            elif line.startswith(b"index ") and line.count(b" ") == 2 and mode is None:
+                mode = line.rsplit(b" ", 1)[1].strip().decode("ascii", "replace")
+            elif line.startswith(b"rename from "):
                 source = unquote_git_path(line[len(b"rename from ") :])
             elif line.startswith(b"copy from "):
                 source, copied = unquote_git_path(line[len(b"copy from ") :]), True
-        infos.append(HeaderInfo(source, copied))
+        infos.append(HeaderInfo(source, copied, mode))
     return infos
 
 

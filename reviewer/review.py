@@ -21,13 +21,16 @@ from reviewer.model import (
     InvariantStatus,
     Location,
     PatchInfo,
+    PullRequest,
     Report,
     Severity,
+    SuppressedFinding,
     decide_verdict,
 )
 from reviewer.patchfile import PatchFile, read_patch, section_headers
 from reviewer.reconstruct import build_changeset
 from reviewer.registry import Family, discover
+from reviewer.suppress import Scope, apply_suppressions, in_scope
 
 EXCERPT_MAX_LINES = 12
 
@@ -43,6 +46,8 @@ class Request:
     config: str | None = None
     overrides: Mapping[str, Any] = field(default_factory=dict)
     budget_seconds: float = DEFAULT_BUDGET_SECONDS
+    scope: str = "changed"
+    pull_request: PullRequest | None = None
 
 
 @dataclass(frozen=True)
@@ -145,7 +150,7 @@ def run(req: Request, families: tuple[Family, ...] | None = None, gate_only: boo
     repo, inputs = prepared.repo, prepared.inputs
     families = discover() if families is None else families
     headers = section_headers(inputs.patch)
-    gate = run_gate(inputs, [h.source for h in headers])
+    gate = run_gate(inputs, headers)
     config = _load_config(req, repo, gate, families)
 
     changeset: ChangeSet | None = None
@@ -163,7 +168,57 @@ def run(req: Request, families: tuple[Family, ...] | None = None, gate_only: boo
             families, changeset, TreeView(repo, changeset.base_tree), TreeView(repo, changeset.patched_tree),
             config, req.budget_seconds,
         )
-    return Outcome(assemble(inputs.base, inputs.patch, gate, changeset, invariants, findings), changeset, gate)
+    try:
+        scope = Scope(req.scope)
+    except ValueError:
+        from reviewer.errors import ReviewerError
+
+        raise ReviewerError(f"--scope {req.scope!r}: choose changed, file or all") from None
+    report = assemble(inputs.base, inputs.patch, gate, changeset, invariants, findings, scope, req.pull_request)
+    return Outcome(report, changeset, gate)
+
+
+def empty_report(req: Request, families: tuple[Family, ...] | None = None) -> Report:
+    """A pull request whose head adds nothing to its merge base: MERGE, nothing to review."""
+    import hashlib
+    from pathlib import Path
+
+    repo = open_repo(req.repo)
+    base = require_full_sha(repo, req.base)
+    families = discover() if families is None else families
+    why = "nothing to review: the head adds no change to the merge base"
+    checks = (
+        Check("integrity/base-commit", CheckStatus.PASS, f"commit {base} exists"),
+        Check("integrity/patch-sha256", CheckStatus.SKIP, f"{why} (empty patch, sha256 {hashlib.sha256(b'').hexdigest()})"),
+        Check("integrity/artifact-sha256", CheckStatus.SKIP, "no --artifact given"),
+        Check("integrity/clean-apply", CheckStatus.SKIP, why),
+        Check("integrity/file-count", CheckStatus.SKIP, "0 changed files"),
+        Check("integrity/paths", CheckStatus.SKIP, why),
+    )
+    gate = GateResult(checks, repo.tree_of(base), None, ())
+    invariants = tuple(InvariantResult(f.id, InvariantStatus.NOT_APPLICABLE, why) for f in families)
+    patch = PatchFile(Path("empty.patch"), b"")
+    return assemble(base, patch, gate, None, invariants, [], Scope(req.scope), req.pull_request)
+
+
+def _filter_invariants(
+    invariants: tuple[InvariantResult, ...], keep: set[str], suppressed: list[SuppressedFinding]
+) -> tuple[InvariantResult, ...]:
+    """Drop out-of-scope and suppressed findings; an invariant left without
+    blocking findings is verified, and says how many were silenced."""
+    silenced: dict[str, int] = {}
+    for s in suppressed:
+        silenced[s.finding.family] = silenced.get(s.finding.family, 0) + 1
+    out = []
+    for inv in invariants:
+        findings = tuple(f for f in inv.findings if f.id in keep)
+        status, summary = inv.status, inv.summary
+        if status is InvariantStatus.VIOLATED and not any(f.severity is not Severity.CONSIDER for f in findings):
+            status = InvariantStatus.VERIFIED
+        if silenced.get(inv.id):
+            summary = f"{summary} ({silenced[inv.id]} suppressed)"
+        out.append(InvariantResult(inv.id, status, summary, findings))
+    return tuple(out)
 
 
 def assemble(
@@ -173,10 +228,21 @@ def assemble(
     changeset: ChangeSet | None,
     invariants: tuple[InvariantResult, ...],
     extra_findings: list[Finding],
+    scope: Scope = Scope.CHANGED,
+    pull_request: PullRequest | None = None,
 ) -> Report:
-    findings = sorted(
-        [*extra_findings, *(f for inv in invariants for f in inv.findings)], key=lambda f: f.sort_key()
+    raw = [*extra_findings, *(f for inv in invariants for f in inv.findings)]
+    scoped = [f for f in raw if f.family == "integrity" or in_scope(f, changeset, scope)]
+    kept, silenced = apply_suppressions(scoped, changeset)
+    suppressed = sorted(
+        (SuppressedFinding(s.finding, s.directive.path, s.directive.line, s.directive.reason, s.directive.added_by_patch)
+         for s in silenced),
+        key=lambda s: s.finding.sort_key(),
     )
+    invariants = _filter_invariants(invariants, {f.id for f in kept}, suppressed)
+    # The same defect can be reached from two places; report it once.
+    unique = {f.id: f for f in kept}
+    findings = sorted(unique.values(), key=lambda f: f.sort_key())
     if changeset is not None:
         files = tuple(
             FileEntry(f.path, f.old_path, f.status.value, f.added_count, f.removed_count, f.binary) for f in changeset.files
@@ -193,6 +259,7 @@ def assemble(
         removed=sum(e.removed or 0 for e in gate.entries),
     )
     excerpts = {f.id: _excerpt(changeset, f.location) for f in findings}
+    excerpts.update({s.finding.id: _excerpt(changeset, s.finding.location) for s in suppressed})
     return Report(
         tool_name="reviewer",
         tool_version=__version__,
@@ -204,5 +271,8 @@ def assemble(
         invariants=invariants,
         findings=tuple(findings),
         verdict=decide_verdict(gate.checks, invariants, findings),
+        suppressed=tuple(suppressed),
+        scope=scope.value,
+        pull_request=pull_request,
         excerpts=excerpts,
     )

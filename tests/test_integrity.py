@@ -224,3 +224,46 @@ def test_verify_runs_the_gate_only(change, capsys) -> None:
     code = main(["verify", "--repo", str(repo.path), "--base", base, "--patch", str(patch), "--format", "json"])
     report = json.loads(capsys.readouterr().out)
     assert code == 0 and report["invariants"] == [] and len(report["checks"]) == 6
+
+
+def test_symlink_then_write_through_it_is_refused(tmp_path, capsys) -> None:
+    """The CVE-2023-23946 shape: create a link, then a file 'inside' it."""
+    repo = Repo(tmp_path / "repo")
+    base = repo.commit({"README.md": "x\n"})
+    patch = tmp_path / "cve.patch"
+    patch.write_text(
+        "diff --git a/lnk b/lnk\nnew file mode 120000\n--- /dev/null\n+++ b/lnk\n@@ -0,0 +1 @@\n+../outside\n"
+        "\\ No newline at end of file\n"
+        "diff --git a/lnk/owned b/lnk/owned\nnew file mode 100644\n--- /dev/null\n+++ b/lnk/owned\n@@ -0,0 +1 @@\n+owned\n"
+    )
+    before = state_digest(repo.path)
+    code, report, _ = _review(capsys, "--repo", str(repo.path), "--base", base, "--patch", str(patch))
+    checks = {c["id"]: c for c in report["checks"]}
+    assert code == 1
+    assert checks["integrity/clean-apply"]["status"] == "fail"
+    assert checks["integrity/paths"]["status"] == "fail" and "'lnk': creates a symbolic link" in checks["integrity/paths"]["detail"]
+    assert state_digest(repo.path) == before and not (tmp_path / "outside").exists()
+
+
+def test_gitlink_is_refused(tmp_path, capsys) -> None:
+    repo = Repo(tmp_path / "repo")
+    base = repo.commit({"README.md": "x\n"})
+    patch = tmp_path / "sub.patch"
+    patch.write_text(
+        "diff --git a/vendor/lib b/vendor/lib\nnew file mode 160000\nindex 0000000..1234567\n--- /dev/null\n"
+        "+++ b/vendor/lib\n@@ -0,0 +1 @@\n+Subproject commit 1234567890123456789012345678901234567890\n"
+    )
+    code, report, _ = _review(capsys, "--repo", str(repo.path), "--base", base, "--patch", str(patch))
+    paths = next(c for c in report["checks"] if c["id"] == "integrity/paths")
+    assert code == 1 and "gitlink" in paths["detail"]
+
+
+def test_binary_hunk_and_rename_pass_the_gate(tmp_path, capsys) -> None:
+    base_files = {"img/a.bin": bytes(range(200)), "src/old.ts": "".join(f"const v{i} = {i}\n" for i in range(20))}
+    patched = {"img/a.bin": bytes(range(100)), "src/old.ts": None, "src/new.ts": base_files["src/old.ts"] + "const w = 1\n"}
+    repo, base, patch, _ = make_change(tmp_path, base_files, patched, "-M")
+    code, report, _ = _review(capsys, "--repo", str(repo.path), "--base", base, "--patch", str(patch), "--expect-files", "2")
+    assert code == 0, report["checks"]
+    assert {f["path"]: (f["status"], f["old_path"]) for f in report["files"]} == {
+        "img/a.bin": ("modified", None), "src/new.ts": ("renamed", "src/old.ts"),
+    }

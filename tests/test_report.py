@@ -55,9 +55,9 @@ def change(tmp_path: Path):
     return make_change(tmp_path, BASE, PATCHED)
 
 
-def _run(change, families):
+def _run(change, families, scope: str = "changed"):
     repo, base, patch, _ = change
-    return review.run(review.Request(repo=str(repo.path), base=base, patch=str(patch)), families=families).report
+    return review.run(review.Request(repo=str(repo.path), base=base, patch=str(patch), scope=scope), families=families).report
 
 
 def test_json_contract_shape(change) -> None:
@@ -138,7 +138,7 @@ def test_findings_sorted_by_severity_path_line(change) -> None:
         CheckSpec("fam/a", Severity.MUST_FIX, "a", "a"), CheckSpec("fam/b", Severity.SHOULD_FIX, "b", "b"),
         CheckSpec("fam/c", Severity.CONSIDER, "c", "c"),
     ), many)
-    report = _run(change, (fam,))
+    report = _run(change, (fam,), scope="all")
     assert [(f.severity.value, f.location.path, f.location.line) for f in report.findings] == [
         ("must-fix", "src/a.ts", 2), ("must-fix", "src/a.ts", 5), ("must-fix", "src/z.ts", 9),
         ("should-fix", "src/a.ts", 3), ("consider", "src/a.ts", 1),

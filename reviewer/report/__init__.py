@@ -6,7 +6,7 @@ from typing import Callable
 
 from reviewer.model import Report
 
-FORMATS = ("markdown", "json")
+FORMATS = ("markdown", "json", "sarif", "github", "comment")
 
 
 def renderer(fmt: str) -> Callable[[Report], str]:
@@ -15,6 +15,12 @@ def renderer(fmt: str) -> Callable[[Report], str]:
         from reviewer.report.markdown import render
     elif fmt == "json":
         from reviewer.report.json_format import render
+    elif fmt == "sarif":
+        from reviewer.report.sarif import render
+    elif fmt == "github":
+        from reviewer.report.github import render
+    elif fmt == "comment":
+        from reviewer.report.comment import render
     else:
         raise KeyError(fmt)
     return render

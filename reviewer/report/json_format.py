@@ -50,6 +50,17 @@ def to_dict(report: Report) -> dict[str, Any]:
             for i in report.invariants
         ],
         "findings": [_finding(f) for f in report.findings],
+        "suppressed": [
+            {"finding": f"{s.finding.id}", "rule": s.finding.rule, "path": s.path, "line": s.line,
+             "reason": s.reason, "added_by_patch": s.added_by_patch}
+            for s in report.suppressed
+        ],
+        "scope": report.scope,
+        "pull_request": None if report.pull_request is None else {
+            "base_ref": report.pull_request.base_ref, "head_ref": report.pull_request.head_ref,
+            "base": report.pull_request.base, "head": report.pull_request.head,
+            "merge_base": report.pull_request.merge_base,
+        },
     }
 
 

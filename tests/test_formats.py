@@ -1,0 +1,135 @@
+"""SARIF, GitHub workflow commands, the job summary and the sticky PR comment."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+from gitrepo import make_change
+from reviewer import review
+from reviewer.cli import main
+from reviewer.materialize import load_sample, materialize
+from reviewer.model import InvariantStatus, Location, Severity
+from reviewer.registry import CheckSpec, Family, Outcome
+from reviewer.report import renderer
+from reviewer.report.github import cap_summary, escape_data, escape_property
+
+SCHEMA = json.loads((Path(__file__).parent / "data" / "sarif-schema-2.1.0.json").read_text())
+
+
+@pytest.fixture(scope="module")
+def sample_reports(tmp_path_factory):
+    """The shipped sample's v5 and v6 reviewed once for all format tests."""
+    sample = load_sample("session-recovery")
+    tmp = tmp_path_factory.mktemp("sample")
+    git_dir, base = materialize(sample, tmp / "repo.git")
+    reports = {}
+    for name in ("v5", "v6"):
+        patch = tmp / f"{name}.patch"
+        patch.write_bytes(sample.patch_bytes(name))
+        reports[name] = review.run(review.Request(repo=str(git_dir), base=base, patch=str(patch))).report
+    return reports
+
+
+@pytest.mark.parametrize("name", ["v5", "v6"])
+def test_sarif_is_schema_valid(sample_reports, name) -> None:
+    sarif = json.loads(renderer("sarif")(sample_reports[name]))
+    jsonschema.validate(sarif, SCHEMA)
+    run = sarif["runs"][0]
+    assert sarif["version"] == "2.1.0" and run["tool"]["driver"]["name"] == "reviewer"
+    rule_ids = [r["id"] for r in run["tool"]["driver"]["rules"]]
+    for rule in run["tool"]["driver"]["rules"]:
+        assert rule["shortDescription"]["text"] and rule["fullDescription"]["text"] and rule["help"]["text"]
+    for result in run["results"]:
+        assert rule_ids[result["ruleIndex"]] == result["ruleId"]
+        loc = result["locations"][0]["physicalLocation"]
+        assert not loc["artifactLocation"]["uri"].startswith("/")
+        assert loc["region"]["startLine"] <= loc["region"]["endLine"]
+        assert result["partialFingerprints"]["primaryLocationLineHash"]
+    assert run["properties"]["verdict"] == sample_reports[name].verdict.value
+
+
+def test_sarif_levels_follow_severity(sample_reports) -> None:
+    report = sample_reports["v5"]
+    sarif = json.loads(renderer("sarif")(report))
+    levels = {(r["ruleId"], r["locations"][0]["physicalLocation"]["region"]["startLine"]): r["level"] for r in sarif["runs"][0]["results"]}
+    expected = {"must-fix": "error", "should-fix": "warning", "consider": "note"}
+    for f in report.findings:
+        if f.location:
+            assert levels[(f.rule, f.location.line)] == expected[f.severity.value]
+
+
+def test_github_escaping() -> None:
+    assert escape_data("100%\r\nnext") == "100%25%0D%0Anext"
+    assert escape_property("a:b,c%\n") == "a%3Ab%2Cc%25%0A"
+
+
+def _hostile_family() -> Family:
+    def run(ctx) -> Outcome:
+        return Outcome(InvariantStatus.VERIFIED, "s", (ctx.finding(
+            "x", title="t, with: colon", message="line one\n::set-output name=x::y\n::add-mask::secret\n::stop-commands::tok",
+            location=Location("src/a,b:c.ts", 1, 2), anchor="a"),))
+    return Family("hostile", "h", (CheckSpec("hostile/x", Severity.SHOULD_FIX, "t", "s"),), run)
+
+
+def test_github_commands_cannot_be_injected(tmp_path) -> None:
+    repo, base, patch, _ = make_change(tmp_path, {}, {"src/a,b:c.ts": "const a = 1\nconst b = 2\n"})
+    report = review.run(review.Request(repo=str(repo.path), base=base, patch=str(patch)), families=(_hostile_family(),)).report
+    out = renderer("github")(report)
+    lines = out.splitlines()
+    assert len(lines) == 2  # one annotation, one verdict line: nothing the message carried became a command
+    assert lines[0].startswith("::warning file=src/a%2Cb%3Ac.ts,line=1,endLine=2,title=hostile/x%3A t%2C with%3A colon::")
+    assert "%0A::set-output" in lines[0] and "%0A::stop-commands" in lines[0]
+    assert lines[1] == "::notice::reviewer 0.1.0: MERGE (0 must-fix, 1 should-fix, 0 consider)"
+
+
+def test_step_summary_is_appended_and_capped(tmp_path, monkeypatch, capsys) -> None:
+    summary = tmp_path / "summary.md"
+    summary.write_text("earlier step\n")
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
+    assert main(["demo", "--format", "github"]) == 1
+    text = summary.read_text()
+    assert text.startswith("earlier step\n# Review of `v5.patch`") and text.rstrip().endswith("DO-NOT-MERGE")
+    assert capsys.readouterr().out.splitlines()[-1].startswith("::error::reviewer 0.1.0: DO-NOT-MERGE")
+
+
+def test_summary_truncation_keeps_a_note_and_the_verdict() -> None:
+    body = "# Review\n\n```ts\n" + "const x = 1\n" * 200_000 + "```\n\nDO-NOT-MERGE\n"
+    capped = cap_summary(body)
+    assert len(capped.encode()) < 1024 * 1024
+    assert "**Truncated:**" in capped and capped.splitlines()[-1] == "DO-NOT-MERGE"
+    before_note = capped[: capped.index("> **Truncated:**")]
+    assert before_note.count("```") % 2 == 0  # the cut fence was closed before the note
+    assert cap_summary("short\n\nMERGE\n") == "short\n\nMERGE\n"
+
+
+def test_comment_is_short_sticky_and_lists_must_fix(sample_reports) -> None:
+    report = sample_reports["v5"]
+    body = renderer("comment")(report)
+    assert body.startswith("<!-- reviewer:sticky-comment -->\n")
+    assert body.splitlines()[-1] == "DO-NOT-MERGE"
+    for f in report.by_severity(Severity.MUST_FIX):
+        if f.location:
+            assert f"`{f.location.path}:{f.location.line}" in body
+    assert len(body) < len(renderer("markdown")(report)) / 2
+
+
+@pytest.mark.parametrize("fmt", ["json", "markdown", "sarif", "github", "comment"])
+def test_every_format_is_byte_identical_across_runs(sample_reports, fmt, tmp_path) -> None:
+    sample = load_sample("session-recovery")
+    git_dir, base = materialize(sample, tmp_path / "again.git")
+    patch = tmp_path / "v5.patch"
+    patch.write_bytes(sample.patch_bytes("v5"))
+    again = review.run(review.Request(repo=str(git_dir), base=base, patch=str(patch))).report
+    assert renderer(fmt)(again) == renderer(fmt)(sample_reports["v5"])
+
+
+def test_repeated_formats_write_their_files(tmp_path, capsys) -> None:
+    out_json, out_sarif = tmp_path / "r.json", tmp_path / "r.sarif"
+    assert main(["demo", "--format", f"json={out_json}", "--format", f"sarif={out_sarif}", "--format", "markdown"]) == 1
+    assert json.loads(out_json.read_text())["verdict"] == "DO-NOT-MERGE"
+    jsonschema.validate(json.loads(out_sarif.read_text()), SCHEMA)
+    assert capsys.readouterr().out.splitlines()[-1] == "DO-NOT-MERGE"

@@ -1,0 +1,33 @@
+"""The wheel carries rules, templates and samples inside the reviewer namespace."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_wheel_keeps_rules_templates_samples_inside_reviewer(tmp_path: Path) -> None:
+    src = tmp_path / "src"
+    shutil.copytree(ROOT, src, ignore=shutil.ignore_patterns(".venv", ".git", "build", "*.egg-info", "__pycache__", ".pytest_cache"))
+    subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation", "-w", str(tmp_path / "dist"), str(src)],
+        check=True, capture_output=True,
+    )
+    (wheel,) = (tmp_path / "dist").glob("reviewer-*.whl")
+    names = set(zipfile.ZipFile(wheel).namelist())
+    top_level = {n.split("/", 1)[0] for n in names}
+    assert top_level == {"reviewer", "reviewer-0.1.0.dist-info"}, top_level
+    for module in sorted(p.name for p in (ROOT / "rules").glob("*.py")):
+        assert f"reviewer/rules/{module}" in names
+    assert "reviewer/templates/report.md.j2" in names
+    for sample in (ROOT / "samples").glob("*/manifest.toml"):
+        for f in sample.parent.rglob("*"):
+            if f.is_file():
+                assert f"reviewer/samples/{f.relative_to(ROOT / 'samples')}" in names
+    entry_points = zipfile.ZipFile(wheel).read("reviewer-0.1.0.dist-info/entry_points.txt").decode()
+    assert "reviewer = reviewer.cli:main" in entry_points

@@ -1,0 +1,85 @@
+"""Inline suppressions and review scope."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from gitrepo import make_change
+from reviewer import review
+from reviewer.model import InvariantStatus, Location, Severity
+from reviewer.registry import CheckSpec, Family, Outcome
+from reviewer.report import renderer
+
+
+def _probe() -> Family:
+    """Flags every line that mentions FLAG in a changed file (the patched text)."""
+
+    def run(ctx) -> Outcome:
+        found = []
+        for f in ctx.changeset.files:
+            for n, line in enumerate((f.patched_text or "").splitlines(), start=1):
+                if "FLAG" in line:
+                    found.append(ctx.finding("flag", title="flagged", message=line.strip(),
+                                             location=Location(f.path, n, n), anchor=line.strip()))
+        return Outcome(InvariantStatus.VERIFIED, "probed", tuple(found))
+
+    return Family("probe", "test probe", (CheckSpec("probe/flag", Severity.MUST_FIX, "flag", "flags FLAG"),), run)
+
+
+def _review(tmp: Path, base: dict, patched: dict, scope: str = "changed"):
+    repo, sha, patch, _ = make_change(tmp, base, patched)
+    return review.run(review.Request(repo=str(repo.path), base=sha, patch=str(patch), scope=scope), families=(_probe(),)).report
+
+
+def test_suppression_with_reason_silences_and_is_shown_as_added_by_patch(tmp_path) -> None:
+    report = _review(tmp_path, {"a.ts": "x\n"}, {"a.ts": "x\n// reviewer-ignore: probe/flag -- checked by hand\nconst FLAG = 1\n"})
+    assert report.verdict.value == "MERGE" and report.findings == ()
+    (s,) = report.suppressed
+    assert (s.finding.rule, s.path, s.line, s.reason, s.added_by_patch) == ("probe/flag", "a.ts", 2, "checked by hand", True)
+    assert report.invariants[0].status is InvariantStatus.VERIFIED and "(1 suppressed)" in report.invariants[0].summary
+    md = renderer("markdown")(report)
+    assert "## Suppressed" in md and "**by a suppression this patch adds**" in md
+
+
+def test_same_line_suppression_and_family_wide_id(tmp_path) -> None:
+    report = _review(tmp_path, {"a.ts": "x\n"}, {"a.ts": "x\nconst FLAG = 1 // reviewer-ignore: probe -- whole family\n"})
+    assert report.findings == () and len(report.suppressed) == 1
+
+
+def test_suppression_already_in_base_is_not_marked_as_added(tmp_path) -> None:
+    base = {"a.ts": "// reviewer-ignore: probe/flag -- legacy, tracked in #12\nconst FLAG = 1\n"}
+    report = _review(tmp_path, base, {"a.ts": "// reviewer-ignore: probe/flag -- legacy, tracked in #12\nconst FLAG = 2\n"})
+    (s,) = report.suppressed
+    assert s.added_by_patch is False and report.findings == ()
+
+
+def test_suppression_without_reason_silences_nothing_and_is_reported(tmp_path) -> None:
+    report = _review(tmp_path, {"a.ts": "x\n"}, {"a.ts": "x\n// reviewer-ignore: probe/flag\nconst FLAG = 1\n"})
+    rules = [(f.rule, f.severity.value, f.location.line) for f in report.findings]
+    assert rules == [("probe/flag", "must-fix", 3), ("suppression/missing-reason", "should-fix", 2)]
+    assert report.verdict.value == "DO-NOT-MERGE" and report.suppressed == ()
+
+
+def test_unused_and_wrong_rule_suppressions_are_considered(tmp_path) -> None:
+    patched = {"a.ts": "x\n// reviewer-ignore: other/rule -- not this one\nconst FLAG = 1\n\n// reviewer-ignore: probe/flag -- nothing here\nconst ok = 2\n"}
+    report = _review(tmp_path, {"a.ts": "x\n"}, patched)
+    got = sorted((f.rule, f.location.line) for f in report.findings)
+    assert got == [("probe/flag", 3), ("suppression/unused", 2), ("suppression/unused", 5)]
+
+
+def test_integrity_findings_cannot_be_suppressed(tmp_path) -> None:
+    repo, sha, patch, _ = make_change(tmp_path, {"a.ts": "x\n"}, {"a.ts": "// reviewer-ignore: integrity -- trust me\nx\n"})
+    report = review.run(review.Request(repo=str(repo.path), base=sha, patch=str(patch), patch_sha256="0" * 64), families=()).report
+    assert report.verdict.value == "DO-NOT-MERGE"
+    assert [f.rule for f in report.findings] == ["integrity/patch-sha256", "suppression/unused"]
+
+
+def test_scope_changed_file_all(tmp_path) -> None:
+    base = {"a.ts": "const FLAG = 0\nconst y = 1\n", "b.ts": "const FLAG = 9\n"}
+    patched = {"a.ts": "const FLAG = 0\nconst y = 2\nconst FLAG2 = 3\n"}
+    by_scope = {}
+    for scope in ("changed", "file", "all"):
+        report = _review(tmp_path / scope, base, {**base, **patched}, scope)
+        by_scope[scope] = sorted((f.location.path, f.location.line) for f in report.findings)
+    # The probe only looks at changed files, so `all` equals `file` here.
+    assert by_scope == {"changed": [("a.ts", 3)], "file": [("a.ts", 1), ("a.ts", 3)], "all": [("a.ts", 1), ("a.ts", 3)]}
