@@ -213,7 +213,24 @@ def cmd_demo(args: argparse.Namespace) -> int:
     return _exit_for(outcome.report)
 
 
+class Terminated(BaseException):
+    """SIGTERM, raised where the process is so every temporary directory unwinds.
+
+    A BaseException, like KeyboardInterrupt, so no `except Exception` in a rule
+    wrapper can swallow it.
+    """
+
+
+def _on_sigterm(signum: int, frame: object) -> None:
+    raise Terminated()
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    import signal
+    import threading
+
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, _on_sigterm)
     try:
         args = build_parser().parse_args(argv)
         if args.command == "review":
@@ -235,6 +252,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("reviewer: interrupted; no verdict", file=sys.stderr)
         return 130
+    except Terminated:
+        print("reviewer: terminated; no verdict", file=sys.stderr)
+        return 143
     except BrokenPipeError:
         return EXIT_ERROR
     except Exception as exc:  # noqa: BLE001 - fail closed, one line, never exit 0

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping
 
 from reviewer.errors import ReviewerError
+from reviewer.limits import Limits
 from reviewer.model import Severity
 from reviewer.registry import Family
 
@@ -37,6 +38,7 @@ class Config:
     disabled: frozenset[str] = frozenset()
     # Options that a rule reads from the command line (e.g. --expect-prev-id).
     overrides: Mapping[str, Any] = field(default_factory=dict)
+    limits: Limits = field(default_factory=Limits)
 
     def for_family(self, family_id: str) -> Mapping[str, Any]:
         return self.options.get(family_id, {})
@@ -47,6 +49,7 @@ class Config:
             "options": self.options,
             "severities": {k: v.value for k, v in self.severities.items()},
             "disabled": sorted(self.disabled),
+            "limits": self.limits.__dict__,
         }
         return hashlib.sha256(json.dumps(payload, sort_keys=True, default=list).encode()).hexdigest()
 
@@ -65,9 +68,11 @@ def _type_matches(default: Any, value: Any) -> bool:
 
 def build_config(raw: Mapping[str, Any], families: tuple[Family, ...], source: str) -> Config:
     where = f"{source}:"
-    unknown_tables = set(raw) - {"rules", "severity", "disable"}
+    unknown_tables = set(raw) - {"rules", "severity", "disable", "limits"}
     if unknown_tables:
-        raise ReviewerError(f"{where} unknown table(s) {sorted(unknown_tables)}; expected [rules.<family>], [severity], [disable]")
+        raise ReviewerError(
+            f"{where} unknown table(s) {sorted(unknown_tables)}; expected [rules.<family>], [severity], [disable], [limits]"
+        )
     by_id = {f.id: f for f in families}
     check_ids = {spec.id for f in families for spec in f.checks}
 
@@ -105,7 +110,8 @@ def build_config(raw: Mapping[str, Any], families: tuple[Family, ...], source: s
     for rule_id in disabled_raw:
         if rule_id not in check_ids:
             raise ReviewerError(f"{where} [disable] {rule_id!r}: no such rule")
-    return Config(source, options, severities, frozenset(disabled_raw))
+    limits = Limits.from_table(raw.get("limits") or {}, source)
+    return Config(source, options, severities, frozenset(disabled_raw), limits=limits)
 
 
 def parse_toml(data: bytes, source: str) -> dict[str, Any]:

@@ -80,7 +80,8 @@ def run_families(
 ) -> tuple[InvariantResult, ...]:
     results: list[InvariantResult] = []
     programs: dict = {}  # shared so every family reuses one parse of each file
-    for family in families:
+    # Sorted by id so the report never depends on discovery order.
+    for family in sorted(families, key=lambda f: f.id):
         options = dict(config.for_family(family.id))
         options.update({k: v for k, v in config.overrides.items() if k in family.defaults})
         ctx = ReviewContext(changeset, base, patched, family, options, config.severities, programs)

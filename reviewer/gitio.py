@@ -157,13 +157,16 @@ def git_version() -> tuple[int, int, int]:
     return (int(match[1]), int(match[2]), int(match[3]))
 
 
-def require_git() -> None:
-    version = git_version()
+def check_git_version(version: tuple[int, int, int]) -> None:
     if version < MIN_GIT:
         have = ".".join(map(str, version))
         raise ReviewerError(
             f"git {have} is too old: 2.39.2 or newer is required (CVE-2023-23946 is fixed there)"
         )
+
+
+def require_git() -> None:
+    check_git_version(git_version())
 
 
 def open_repo(path: str) -> Repo:

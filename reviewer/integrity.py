@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import tempfile
 import unicodedata
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path, PurePosixPath
 
 from reviewer.errors import ReviewerError
 from reviewer.gitio import Repo, is_full_sha
+from reviewer.limits import Limits, check_patch, limits_check
 from reviewer.model import Check, CheckStatus
 from reviewer.patchfile import HeaderInfo, NumstatEntry, PatchFile, numstat, sha256_file
 
@@ -41,6 +42,10 @@ class GateResult:
     base_tree: str | None
     patched_tree: str | None
     entries: tuple[NumstatEntry, ...]
+
+    def with_check(self, check: Check) -> "GateResult":
+        """This result with `check` replacing the check of the same id."""
+        return replace(self, checks=tuple(check if c.id == check.id else c for c in self.checks))
 
     @property
     def passed(self) -> bool:
@@ -202,7 +207,7 @@ def patched_modes(repo: Repo, base_tree: str, patched_tree: str) -> dict[str, st
     return modes
 
 
-def run_gate(inputs: Inputs, headers: list[HeaderInfo]) -> GateResult:
+def run_gate(inputs: Inputs, headers: list[HeaderInfo], limits: Limits = Limits()) -> GateResult:
     repo = inputs.repo
     checks: list[Check] = []
     base_check, base_tree = check_base(repo, inputs.base)
@@ -210,7 +215,23 @@ def run_gate(inputs: Inputs, headers: list[HeaderInfo]) -> GateResult:
     checks.append(check_patch_sha(inputs.patch, inputs.patch_sha256))
     checks.extend(check_artifacts(inputs.artifacts))
 
+    over = check_patch(limits, inputs.patch.byte_size, 0)
+    if over or inputs.patch.oversized:
+        why = "not attempted: the patch is over the limits"
+        checks += [Check(f"integrity/{name}", CheckStatus.SKIP, why) for name in ("clean-apply", "file-count", "paths")]
+        checks.append(limits_check(over or ["the patch is over max_patch_bytes"]))
+        return GateResult(tuple(checks), base_tree, None, ())
+
     entries_or_error = numstat(repo, inputs.patch)
+    if not isinstance(entries_or_error, str):
+        too_many = check_patch(limits, inputs.patch.byte_size, len(entries_or_error))
+        if too_many:
+            why = "not attempted: the patch is over the limits"
+            checks.append(Check("integrity/clean-apply", CheckStatus.SKIP, why))
+            checks.append(check_file_count(entries_or_error, inputs.expect_files))
+            checks.append(Check("integrity/paths", CheckStatus.SKIP, why))
+            checks.append(limits_check(too_many))
+            return GateResult(tuple(checks), base_tree, None, entries_or_error)
     entries: tuple[NumstatEntry, ...] = () if isinstance(entries_or_error, str) else entries_or_error
     patched_tree: str | None = None
     if isinstance(entries_or_error, str):
@@ -230,4 +251,5 @@ def run_gate(inputs: Inputs, headers: list[HeaderInfo]) -> GateResult:
         checks.append(check_file_count(entries, inputs.expect_files))
         modes = patched_modes(repo, base_tree, patched_tree) if base_tree and patched_tree else {}
         checks.append(check_paths(entries, headers, modes, inputs))
+    checks.append(limits_check([]))
     return GateResult(tuple(checks), base_tree, patched_tree, entries)

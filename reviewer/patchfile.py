@@ -27,23 +27,38 @@ _HUNK_HEADER = re.compile(rb"^@@ -\d+(?:,\d+)? \+\d+(?:,\d+)? @@", re.M)
 class PatchFile:
     path: Path
     data: bytes
+    # Size and hash of the file on disk; `data` is left empty when the file
+    # is over the size limit, so a huge patch is hashed but never loaded.
+    size: int = -1
+    digest: str = ""
 
     @property
     def sha256(self) -> str:
-        return hashlib.sha256(self.data).hexdigest()
+        return self.digest or hashlib.sha256(self.data).hexdigest()
+
+    @property
+    def byte_size(self) -> int:
+        return self.size if self.size >= 0 else len(self.data)
+
+    @property
+    def oversized(self) -> bool:
+        return self.byte_size > len(self.data)
 
     @property
     def name(self) -> str:
         return self.path.name
 
 
-def read_patch(path: str) -> PatchFile:
+def read_patch(path: str, max_bytes: int | None = None) -> PatchFile:
     p = Path(path)
     if not p.exists():
         raise ReviewerError(f"--patch {path}: no such file")
     if p.is_dir():
         raise ReviewerError(f"--patch {path}: is a directory, not a patch file")
     try:
+        size = p.stat().st_size
+        if max_bytes is not None and size > max_bytes:
+            return PatchFile(p, b"", size, sha256_file(path))
         data = p.read_bytes()
     except OSError as exc:
         raise ReviewerError(f"--patch {path}: cannot read ({exc.strerror})") from None

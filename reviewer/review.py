@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Any, Mapping
 
 from reviewer import RULESET_VERSION, __version__
 from reviewer.changeset import ChangeSet
-from reviewer.config import CONFIG_PATH, Config, build_config, load_config_file, parse_toml
+from reviewer.config import CONFIG_PATH, Config, build_config, defaults, load_config_file, parse_toml
+from reviewer.errors import ReviewerError
+from reviewer.limits import limits_check, oversized
 from reviewer.context import TreeView
-from reviewer.engine import DEFAULT_BUDGET_SECONDS, run_families
+from reviewer.engine import run_families
 from reviewer.gitio import Repo, open_repo
 from reviewer.integrity import GateResult, Inputs, parse_artifact, parse_sha256, require_full_sha, run_gate
 from reviewer.model import (
@@ -45,7 +48,7 @@ class Request:
     expect_files: int | None = None
     config: str | None = None
     overrides: Mapping[str, Any] = field(default_factory=dict)
-    budget_seconds: float = DEFAULT_BUDGET_SECONDS
+    budget_seconds: float | None = None  # None: the configured limits.rule_seconds
     scope: str = "changed"
     pull_request: PullRequest | None = None
 
@@ -68,28 +71,26 @@ class Outcome:
 def prepare(req: Request) -> Prepared:
     repo = open_repo(req.repo)
     base = require_full_sha(repo, req.base)
-    patch = read_patch(req.patch)
     expected = parse_sha256(req.patch_sha256, "--patch-sha256") if req.patch_sha256 else None
     if req.expect_files is not None and req.expect_files < 0:
-        from reviewer.errors import ReviewerError
-
         raise ReviewerError(f"--expect-files must be 0 or more, not {req.expect_files}")
     artifacts = tuple(parse_artifact(a) for a in req.artifacts)
-    return Prepared(repo, Inputs(repo, base, patch, expected, artifacts, req.expect_files))
+    if not Path(req.patch).exists():
+        read_patch(req.patch)  # raises the precise message
+    return Prepared(repo, Inputs(repo, base, PatchFile(Path(req.patch), b""), expected, artifacts, req.expect_files))
 
 
-def _load_config(req: Request, repo: Repo, gate: GateResult, families: tuple[Family, ...]) -> Config:
+def _load_config(req: Request, repo: Repo, base_tree: str | None, families: tuple[Family, ...]) -> Config:
     if req.config:
         config = load_config_file(req.config, families)
-    elif gate.base_tree is not None:
-        base_view = TreeView(repo, gate.base_tree)
-        data = base_view.read(CONFIG_PATH)
+    elif base_tree is not None:
+        data = TreeView(repo, base_tree).read(CONFIG_PATH)
         source = f"{CONFIG_PATH} at base"
-        config = build_config(parse_toml(data, source), families, source) if data is not None else build_config({}, families, "built-in defaults")
+        config = build_config(parse_toml(data, source), families, source) if data is not None else defaults(families)
     else:
-        config = build_config({}, families, "built-in defaults")
+        config = defaults(families)
     if req.overrides:
-        config = Config(config.source, config.options, config.severities, config.disabled, dict(req.overrides))
+        config = replace(config, overrides=dict(req.overrides))
     return config
 
 
@@ -107,6 +108,18 @@ def _check_findings(checks: tuple[Check, ...]) -> list[Finding]:
         for check in checks
         if check.status is CheckStatus.FAIL
     ]
+
+
+def _limits_note(note: str) -> Finding:
+    path = note.split(": ", 1)[0]
+    return Finding(
+        rule="integrity/limits",
+        severity=Severity.CONSIDER,
+        title="File not analysed: over a size limit",
+        message=f"{note}. No rule family parses this kind of file, so the review still stands; raise the limit under [limits] to include it.",
+        location=Location(path, 1, 1),
+        anchor=note,
+    )
 
 
 def _config_edit_finding(changeset: ChangeSet, config: Config) -> list[Finding]:
@@ -147,17 +160,27 @@ def _not_checked(families: tuple[Family, ...], why: str) -> tuple[InvariantResul
 
 def run(req: Request, families: tuple[Family, ...] | None = None, gate_only: bool = False) -> Outcome:
     prepared = prepare(req)
-    repo, inputs = prepared.repo, prepared.inputs
+    repo = prepared.repo
     families = discover() if families is None else families
+    base_tree = repo.tree_of(prepared.inputs.base) if repo.object_type(prepared.inputs.base) == "commit" else None
+    # Configuration (and so the limits) comes from the base, before the patch is even read.
+    config = _load_config(req, repo, base_tree, families)
+    inputs = replace(prepared.inputs, patch=read_patch(req.patch, config.limits.max_patch_bytes))
     headers = section_headers(inputs.patch)
-    gate = run_gate(inputs, headers)
-    config = _load_config(req, repo, gate, families)
+    gate = run_gate(inputs, headers, config.limits)
 
     changeset: ChangeSet | None = None
-    findings = _check_findings(gate.checks)
+    notes: list[str] = []
     if gate.reconstructable:
         assert gate.base_tree is not None and gate.patched_tree is not None
         changeset = build_changeset(repo, inputs.base, gate.base_tree, gate.patched_tree, inputs.patch, gate.entries, headers)
+        problems, notes = oversized(config.limits, changeset)
+        if problems:
+            gate = gate.with_check(limits_check(problems))
+            changeset = None
+    findings = _check_findings(gate.checks)
+    if changeset is not None:
+        findings += [_limits_note(n) for n in notes]
     if gate_only:
         invariants: tuple[InvariantResult, ...] = ()
     elif changeset is None:
@@ -166,13 +189,11 @@ def run(req: Request, families: tuple[Family, ...] | None = None, gate_only: boo
         findings += _config_edit_finding(changeset, config)
         invariants = run_families(
             families, changeset, TreeView(repo, changeset.base_tree), TreeView(repo, changeset.patched_tree),
-            config, req.budget_seconds,
+            config, req.budget_seconds if req.budget_seconds is not None else config.limits.rule_seconds,
         )
     try:
         scope = Scope(req.scope)
     except ValueError:
-        from reviewer.errors import ReviewerError
-
         raise ReviewerError(f"--scope {req.scope!r}: choose changed, file or all") from None
     report = assemble(inputs.base, inputs.patch, gate, changeset, invariants, findings, scope, req.pull_request)
     return Outcome(report, changeset, gate)
@@ -194,6 +215,7 @@ def empty_report(req: Request, families: tuple[Family, ...] | None = None) -> Re
         Check("integrity/clean-apply", CheckStatus.SKIP, why),
         Check("integrity/file-count", CheckStatus.SKIP, "0 changed files"),
         Check("integrity/paths", CheckStatus.SKIP, why),
+        Check("integrity/limits", CheckStatus.PASS, "within limits"),
     )
     gate = GateResult(checks, repo.tree_of(base), None, ())
     invariants = tuple(InvariantResult(f.id, InvariantStatus.NOT_APPLICABLE, why) for f in families)

@@ -44,6 +44,7 @@ def test_all_checks_pass(change, capsys) -> None:
     assert _checks(report) == {
         "integrity/base-commit": "pass", "integrity/patch-sha256": "pass", "integrity/artifact-sha256": "pass",
         "integrity/clean-apply": "pass", "integrity/file-count": "pass", "integrity/paths": "pass",
+        "integrity/limits": "pass",
     }
 
 
@@ -223,7 +224,7 @@ def test_verify_runs_the_gate_only(change, capsys) -> None:
     repo, base, patch, _ = change
     code = main(["verify", "--repo", str(repo.path), "--base", base, "--patch", str(patch), "--format", "json"])
     report = json.loads(capsys.readouterr().out)
-    assert code == 0 and report["invariants"] == [] and len(report["checks"]) == 6
+    assert code == 0 and report["invariants"] == [] and len(report["checks"]) == 7
 
 
 def test_symlink_then_write_through_it_is_refused(tmp_path, capsys) -> None:

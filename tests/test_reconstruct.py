@@ -38,6 +38,10 @@ CASES = {
     "non-utf8": ({"latin/legacy.txt": "caf\xe9 cr\xe8me\n".encode("latin-1")}, ()),
     "tabs-and-long-line": ({"src/keep.ts": "\texport const a = 1\n" + "x" * 5000 + "\n"}, ()),
     "empty-file": ({"src/empty.ts": ""}, ()),
+    "bom": ({"src/bom.ts": "\ufeffexport const bom = 1\n"}, ()),
+    "mixed-endings": ({"crlf/win.ts": "const a = 1\r\nconst b = 2\nconst c = 3\r"}, ()),
+    "invalid-utf8": ({"latin/legacy.txt": b"ok\n\xff\xfe broken \xc3\x28\n"}, ()),
+    "emptied-file": ({"src/gone.ts": ""}, ()),
 }
 
 

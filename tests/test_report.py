@@ -70,7 +70,7 @@ def test_json_contract_shape(change) -> None:
     assert data["patch"]["files"] == 1
     assert [c["id"] for c in data["checks"]] == [
         "integrity/base-commit", "integrity/patch-sha256", "integrity/artifact-sha256",
-        "integrity/clean-apply", "integrity/file-count", "integrity/paths",
+        "integrity/clean-apply", "integrity/file-count", "integrity/paths", "integrity/limits",
     ]
     assert data["files"] == [{"path": "src/a.ts", "old_path": None, "status": "modified"}]
     (finding,) = data["findings"]
