@@ -43,7 +43,7 @@ def is_full_sha(text: str) -> bool:
     return bool(_HEX40.fullmatch(text))
 
 
-def _base_env(index_file: Path | None) -> dict[str, str]:
+def _base_env(index_file: Path | None, git_dir: Path | None = None, scratch_objects: Path | None = None) -> dict[str, str]:
     env = {
         key: value
         for key, value in os.environ.items()
@@ -61,6 +61,11 @@ def _base_env(index_file: Path | None) -> dict[str, str]:
     )
     if index_file is not None:
         env["GIT_INDEX_FILE"] = str(index_file)
+    if scratch_objects is not None and git_dir is not None:
+        # Objects git derives from the patch go to a scratch store; the
+        # repository's own store is only read, as an alternate.
+        env["GIT_OBJECT_DIRECTORY"] = str(scratch_objects)
+        env["GIT_ALTERNATE_OBJECT_DIRECTORIES"] = str(git_dir / "objects")
     return env
 
 
@@ -79,9 +84,17 @@ class GitResult:
 class Repo:
     """A repository opened for reading, addressed by its git directory only."""
 
-    def __init__(self, git_dir: Path, display: str) -> None:
+    def __init__(self, git_dir: Path, display: str, scratch_objects: Path | None = None) -> None:
         self.git_dir = git_dir
         self.display = display
+        self.scratch_objects = scratch_objects
+
+    def isolated(self, scratch: Path) -> "Repo":
+        """This repository with every object write redirected under `scratch`."""
+        objects = scratch / "objects"
+        (objects / "info").mkdir(parents=True, exist_ok=True)
+        (objects / "pack").mkdir(exist_ok=True)
+        return Repo(self.git_dir, self.display, objects)
 
     def run(
         self,
@@ -98,7 +111,7 @@ class Repo:
             cmd,
             input=stdin if stdin is not None else b"",
             capture_output=True,
-            env=_base_env(index_file),
+            env=_base_env(index_file, self.git_dir, self.scratch_objects),
             cwd=self.git_dir,
         )
         result = GitResult(proc.returncode, proc.stdout, proc.stderr)

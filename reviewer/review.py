@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import tempfile
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Mapping
@@ -160,12 +161,16 @@ def _not_checked(families: tuple[Family, ...], why: str) -> tuple[InvariantResul
 
 def run(req: Request, families: tuple[Family, ...] | None = None, gate_only: bool = False) -> Outcome:
     prepared = prepare(req)
-    repo = prepared.repo
+    with tempfile.TemporaryDirectory(prefix="reviewer-objects-") as scratch:
+        return _run(req, prepared, prepared.repo.isolated(Path(scratch)), families, gate_only)
+
+
+def _run(req: Request, prepared: Prepared, repo: Repo, families: tuple[Family, ...] | None, gate_only: bool) -> Outcome:
     families = discover() if families is None else families
     base_tree = repo.tree_of(prepared.inputs.base) if repo.object_type(prepared.inputs.base) == "commit" else None
     # Configuration (and so the limits) comes from the base, before the patch is even read.
     config = _load_config(req, repo, base_tree, families)
-    inputs = replace(prepared.inputs, patch=read_patch(req.patch, config.limits.max_patch_bytes))
+    inputs = replace(prepared.inputs, repo=repo, patch=read_patch(req.patch, config.limits.max_patch_bytes))
     headers = section_headers(inputs.patch)
     gate = run_gate(inputs, headers, config.limits)
 
