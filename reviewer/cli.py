@@ -69,13 +69,30 @@ def _add_inputs(p: argparse.ArgumentParser, with_formats: bool = True, pr: bool 
                        help="report findings where the patch changed code (default), anywhere in changed files, or all")
 
 
+def _add_state(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--state-dir", metavar="DIR", help="where reviews are remembered (default: <user cache>/.reviewer)")
+    p.add_argument("--fresh", action="store_true", help="review again even if this exact review is stored")
+    p.add_argument("--no-state", action="store_true", help="neither read nor write stored reviews")
+    p.add_argument("--previous", metavar="REPORT.json", help="a previous JSON report: add a delta section")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="reviewer", description="Review a patch to a crash-safe service: MERGE or DO-NOT-MERGE.")
     parser.add_argument("--version", action="version", version=f"reviewer {__version__} (rules {RULESET_VERSION})")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
-    _add_inputs(sub.add_parser("review", help="integrity gate, reconstruction, rules, report"))
+    review_p = sub.add_parser("review", help="integrity gate, reconstruction, rules, report")
+    _add_inputs(review_p)
+    _add_state(review_p)
     _add_inputs(sub.add_parser("verify", help="integrity gate only"))
-    _add_inputs(sub.add_parser("pr", help="review merge-base(base, head)..head of a pull request"), pr=True)
+    pr_p = sub.add_parser("pr", help="review merge-base(base, head)..head of a pull request")
+    _add_inputs(pr_p, pr=True)
+    _add_state(pr_p)
+    diff = sub.add_parser("diff", help="the delta between two JSON reports: resolved, new, still open")
+    diff.add_argument("old", metavar="OLD.json")
+    diff.add_argument("new", metavar="NEW.json")
+    history = sub.add_parser("history", help="stored reviews of a repository, oldest first")
+    history.add_argument("--repo", required=True)
+    history.add_argument("--state-dir", metavar="DIR")
     rec = sub.add_parser("reconstruct", help="write every patched file under --out")
     _add_inputs(rec, with_formats=False)
     rec.add_argument("--out", required=True, help="directory to write the patched files into")
@@ -102,14 +119,20 @@ def _request(args: argparse.Namespace, **changes):
 
 
 def _emit(report, outputs: tuple[Output, ...]) -> None:
-    import os
-
     from reviewer.report import renderer
 
+    _write_outputs({out.fmt: renderer(out.fmt)(report) for out in outputs}
+                   | ({"markdown": renderer("markdown")(report)} if any(o.fmt == "github" for o in outputs) else {}),
+                   outputs)
+
+
+def _write_outputs(rendered: dict[str, str], outputs: tuple[Output, ...]) -> None:
+    import os
+
     for out in outputs:
-        text = renderer(out.fmt)(report)
+        text = rendered[out.fmt]
         if out.fmt == "github" and os.environ.get("GITHUB_STEP_SUMMARY"):
-            _append_step_summary(report, os.environ["GITHUB_STEP_SUMMARY"])
+            _append_step_summary(rendered["markdown"], os.environ["GITHUB_STEP_SUMMARY"])
         if out.path is None:
             sys.stdout.write(text)
             sys.stdout.flush()
@@ -120,13 +143,12 @@ def _emit(report, outputs: tuple[Output, ...]) -> None:
                 raise ReviewerError(f"--format {out.fmt}={out.path}: cannot write ({exc.strerror})") from None
 
 
-def _append_step_summary(report, path: str) -> None:
-    from reviewer.report import renderer
+def _append_step_summary(markdown: str, path: str) -> None:
     from reviewer.report.github import cap_summary
 
     try:
         with open(path, "a", encoding="utf-8") as fh:
-            fh.write(cap_summary(renderer("markdown")(report)))
+            fh.write(cap_summary(markdown))
     except OSError as exc:
         raise ReviewerError(f"GITHUB_STEP_SUMMARY={path}: cannot write ({exc.strerror})") from None
 
@@ -141,9 +163,26 @@ def cmd_review(args: argparse.Namespace, gate_only: bool = False) -> int:
     from reviewer import review
 
     outputs = parse_formats(args.format)
-    outcome = review.run(_request(args), gate_only=gate_only)
-    _emit(outcome.report, outputs)
-    return _exit_for(outcome.report)
+    if gate_only:
+        outcome = review.run(_request(args), gate_only=True)
+        _emit(outcome.report, outputs)
+        return _exit_for(outcome.report)
+    return _stateful(args, _request(args), outputs)
+
+
+def _stateful(args: argparse.Namespace, req, outputs: tuple[Output, ...]) -> int:
+    from reviewer.delta import load_report
+    from reviewer.state import StateStore, default_state_dir
+    from reviewer.stored import review_with_state
+
+    previous = load_report(args.previous) if args.previous else None
+    store = None if args.no_state else StateStore(Path(args.state_dir) if args.state_dir else default_state_dir())
+    result = review_with_state(req, store, args.fresh, previous)
+    if result.rerun:
+        print(f"reviewer: re-run: review {result.key[:16]} is stored with identical inputs; "
+              "printing it unchanged (--fresh to review again)", file=sys.stderr)
+    _write_outputs(dict(result.outputs), outputs)
+    return EXIT_MERGE if result.verdict == "MERGE" else EXIT_BLOCK
 
 
 def cmd_pr(args: argparse.Namespace) -> int:
@@ -155,10 +194,35 @@ def cmd_pr(args: argparse.Namespace) -> int:
         pr, patch_path = pull_request_patch(args.repo, args.base, args.head, Path(tmp))
         if patch_path is None:
             report = review.empty_report(_request(args, base=pr.merge_base, pull_request=pr))
-        else:
-            report = review.run(_request(args, base=pr.merge_base, patch=str(patch_path), pull_request=pr)).report
-        _emit(report, outputs)
-    return _exit_for(report)
+            _emit(report, outputs)
+            return _exit_for(report)
+        return _stateful(args, _request(args, base=pr.merge_base, patch=str(patch_path), pull_request=pr), outputs)
+
+
+def cmd_diff(args: argparse.Namespace) -> int:
+    from reviewer.delta import compare, load_report
+    from reviewer.report.markdown import render_delta
+
+    sys.stdout.write(render_delta(compare(load_report(args.old), load_report(args.new))))
+    return EXIT_MERGE
+
+
+def cmd_history(args: argparse.Namespace) -> int:
+    from reviewer.gitio import open_repo
+    from reviewer.state import StateStore, default_state_dir
+
+    repo = open_repo(args.repo)
+    store = StateStore(Path(args.state_dir) if args.state_dir else default_state_dir())
+    records = store.history(str(repo.git_dir))
+    if not records:
+        print(f"no stored reviews of {args.repo} in {store.root}")
+        return EXIT_MERGE
+    print(f"{'review':<16}  {'verdict':<12}  {'base':<12}  {'patch sha256':<12}  {'rules':<8}  patch")
+    for r in records:
+        ident = r.identity
+        print(f"{r.key[:16]}  {r.verdict:<12}  {str(ident.get('base'))[:12]}  {str(ident.get('patch_sha256'))[:12]}  "
+              f"{str(ident.get('rules')):<8}  {ident.get('patch_name')}")
+    return EXIT_MERGE
 
 
 def cmd_reconstruct(args: argparse.Namespace) -> int:
@@ -239,6 +303,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             return cmd_review(args, gate_only=True)
         if args.command == "pr":
             return cmd_pr(args)
+        if args.command == "diff":
+            return cmd_diff(args)
+        if args.command == "history":
+            return cmd_history(args)
         if args.command == "reconstruct":
             return cmd_reconstruct(args)
         if args.command == "rules":

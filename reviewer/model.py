@@ -153,6 +153,28 @@ class PullRequest:
 
 
 @dataclass(frozen=True)
+class DeltaItem:
+    """A finding as a delta lists it: enough to name it without the old report."""
+
+    id: str
+    rule: str
+    severity: str
+    title: str
+    path: str | None
+    line: int | None
+
+
+@dataclass(frozen=True)
+class Delta:
+    """Findings since a previous review, matched by stable finding id."""
+
+    previous: str  # how the previous review is named: patch, sha256, base
+    resolved: tuple[DeltaItem, ...]
+    new: tuple[DeltaItem, ...]
+    still_open: tuple[DeltaItem, ...]
+
+
+@dataclass(frozen=True)
 class Report:
     tool_name: str
     tool_version: str
@@ -167,6 +189,7 @@ class Report:
     suppressed: tuple[SuppressedFinding, ...] = ()
     scope: str = "changed"
     pull_request: PullRequest | None = None
+    delta: Delta | None = None
     # Quoted excerpts of the patched file per finding id, computed once so all
     # renderers show the same text.
     excerpts: dict[str, tuple[tuple[int, str], ...]] = field(default_factory=dict, compare=False, hash=False)

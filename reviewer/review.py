@@ -95,6 +95,16 @@ def _load_config(req: Request, repo: Repo, base_tree: str | None, families: tupl
     return config
 
 
+def identity_inputs(req: Request, families: tuple[Family, ...] | None = None) -> tuple[str, Config]:
+    """What a stored review is keyed on besides the request itself: the
+    repository and the effective configuration (read from the base)."""
+    prepared = prepare(req)
+    repo = prepared.repo
+    families = discover() if families is None else families
+    base_tree = repo.tree_of(prepared.inputs.base) if repo.object_type(prepared.inputs.base) == "commit" else None
+    return str(repo.git_dir), _load_config(req, repo, base_tree, families)
+
+
 def _check_findings(checks: tuple[Check, ...]) -> list[Finding]:
     """Every failed integrity check is also a must-fix finding."""
     return [

@@ -15,13 +15,19 @@ MARKER = "<!-- reviewer:sticky-comment -->"
 def render(report: Report) -> str:
     icon = "✅" if report.verdict.value == "MERGE" else "⛔"
     counts = " · ".join(f"{report.count(s)} {s.value}" for s in Severity)
-    lines = [
-        MARKER,
-        f"### {icon} reviewer: {report.verdict.value}",
-        "",
-        f"{counts} · base {code(report.base[:12])} · patch {code(report.patch.sha256[:12])} · {report.patch.files} files",
-        "",
-    ]
+    lines = [MARKER, f"### {icon} reviewer: {report.verdict.value}", ""]
+    # The delta leads: what changed since the last push is what a maintainer reads first.
+    tail = [f"{counts} · base {code(report.base[:12])} · patch {code(report.patch.sha256[:12])} · {report.patch.files} files", ""]
+    if report.delta is not None:
+        d = report.delta
+        lines += [
+            f"**Since the previous review** ({text(d.previous)}): {len(d.resolved)} resolved, {len(d.new)} new, "
+            f"{len(d.still_open)} still open.",
+        ]
+        lines += [f"- ✅ resolved: {text(i.title)} — {code(i.rule)}" for i in d.resolved]
+        lines += [f"- 🆕 new: {text(i.title)} — {code(i.rule)}" for i in d.new]
+        lines.append("")
+    lines += tail
     failed = [c for c in report.checks if c.status.value == "fail"]
     if failed:
         lines += ["**Integrity checks failed:**", *(f"- {code(c.id)}: {text(c.detail)}" for c in failed), ""]

@@ -36,6 +36,10 @@ def _command(f: Finding) -> str:
 
 def render(report: Report) -> str:
     lines = [_command(f) for f in report.findings]
+    if report.delta is not None:
+        for d in report.delta.resolved:
+            where = f" at {d.path}:{d.line}" if d.path else ""
+            lines.append(f"::notice title={escape_property('resolved: ' + d.rule)}::{escape_data(d.title + where)}")
     counts = ", ".join(f"{report.count(s)} {s.value}" for s in Severity)
     verdict = f"reviewer {report.tool_version}: {report.verdict.value} ({counts})"
     lines.append(("::error::" if report.verdict.value == "DO-NOT-MERGE" else "::notice::") + escape_data(verdict))

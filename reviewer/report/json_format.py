@@ -30,6 +30,18 @@ def _finding(f: Finding) -> dict[str, Any]:
     }
 
 
+def _delta(report: Report) -> dict[str, Any] | None:
+    if report.delta is None:
+        return None
+    item = lambda i: {"id": i.id, "rule": i.rule, "severity": i.severity, "title": i.title, "path": i.path, "line": i.line}  # noqa: E731
+    return {
+        "previous": report.delta.previous,
+        "resolved": [item(i) for i in report.delta.resolved],
+        "new": [item(i) for i in report.delta.new],
+        "still_open": [item(i) for i in report.delta.still_open],
+    }
+
+
 def to_dict(report: Report) -> dict[str, Any]:
     return {
         "schema": SCHEMA,
@@ -56,6 +68,7 @@ def to_dict(report: Report) -> dict[str, Any]:
             for s in report.suppressed
         ],
         "scope": report.scope,
+        "delta": _delta(report),
         "pull_request": None if report.pull_request is None else {
             "base_ref": report.pull_request.base_ref, "head_ref": report.pull_request.head_ref,
             "base": report.pull_request.base, "head": report.pull_request.head,

@@ -12,7 +12,7 @@ from importlib import resources
 
 import jinja2
 
-from reviewer.model import CheckStatus, InvariantStatus, Report, Severity
+from reviewer.model import CheckStatus, Delta, InvariantStatus, Report, Severity
 
 _MENTION = re.compile(r"@(?=[A-Za-z0-9_-])")
 _LONGEST_TICKS = re.compile(r"`+")
@@ -95,3 +95,8 @@ def render(report: Report) -> str:
     # The verdict is appended here, not in the template, so nothing the
     # template interpolates can ever be the report's last line.
     return body.rstrip("\n") + "\n\n" + report.verdict.value + "\n"
+
+
+def render_delta(delta: Delta) -> str:
+    """The delta section alone, as `reviewer diff` prints it."""
+    return environment().get_template("delta.md.j2").render(delta=delta)

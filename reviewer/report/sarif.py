@@ -107,6 +107,10 @@ def to_dict(report: Report) -> dict[str, Any]:
     rules = [docs.get(rid) or _generic_rule(everything[rid]) for rid in sorted(set(docs) | set(used))]
     index = {r["id"]: i for i, r in enumerate(rules)}
     results = [_result(f, index[f.rule]) for f in located]
+    if report.delta is not None:
+        fresh = {d.id for d in report.delta.new}
+        for result in results:
+            result["baselineState"] = "new" if result["properties"]["findingId"] in fresh else "unchanged"
     for s in silenced:
         justification = s.reason + (" (suppression added by this patch)" if s.added_by_patch else "")
         results.append(_result(s.finding, index[s.finding.rule], {"kind": "inSource", "justification": justification}))
@@ -142,6 +146,12 @@ def to_dict(report: Report) -> dict[str, Any]:
                     "base": report.base,
                     "patchSha256": report.patch.sha256,
                     "rules": report.ruleset_version,
+                    **({"delta": {
+                        "previous": report.delta.previous,
+                        "resolved": [d.id for d in report.delta.resolved],
+                        "new": [d.id for d in report.delta.new],
+                        "stillOpen": [d.id for d in report.delta.still_open],
+                    }} if report.delta is not None else {}),
                 },
             }
         ],

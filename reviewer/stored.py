@@ -1,0 +1,137 @@
+"""Reviews with memory: identity, idempotent re-runs, and deltas across versions.
+
+Every format is rendered once when a review completes and stored with it, so
+a re-run of the same identity prints byte-identical text without reviewing
+again. The previous version of a pull request is found through an explicit
+per-PR chain of review keys, never by looking for the newest file.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Mapping
+
+from reviewer import RULESET_VERSION, __version__
+from reviewer.delta import with_delta
+from reviewer.errors import ReviewerError
+from reviewer.model import Report
+from reviewer.patchfile import sha256_file
+from reviewer.report import FORMATS, renderer
+from reviewer.report.json_format import to_dict
+from reviewer.state import Identity, Record, StateStore, now
+
+SCHEMA_PR = "reviewer-pr-chain/1"
+
+
+@dataclass(frozen=True)
+class Result:
+    outputs: Mapping[str, str]
+    verdict: str
+    rerun: bool
+    key: str | None
+
+
+def _artifact_hash(path: str) -> str:
+    try:
+        return sha256_file(path)
+    except OSError as exc:
+        return f"unreadable: {exc.strerror}"
+
+
+def identity(req, config_digest: str, config_source: str, repo_id: str, previous: Mapping[str, Any] | None) -> Identity:
+    from reviewer.integrity import parse_artifact
+
+    pr = req.pull_request
+    return Identity({
+        "repo": repo_id,
+        "base": req.base,
+        "patch_sha256": sha256_file(req.patch),
+        "patch_name": Path(req.patch).name,
+        "expected_patch_sha256": req.patch_sha256,
+        "expect_files": req.expect_files,
+        "artifacts": sorted([a.path, a.sha256, _artifact_hash(a.path)] for a in map(parse_artifact, req.artifacts)),
+        "config": {"digest": config_digest, "source": config_source},
+        "overrides": dict(sorted(req.overrides.items())),
+        "scope": req.scope,
+        "pull_request": None if pr is None else [pr.base_ref, pr.head_ref, pr.base, pr.head, pr.merge_base],
+        "previous": None if previous is None else hashlib.sha256(json.dumps(previous, sort_keys=True).encode()).hexdigest(),
+        "rules": RULESET_VERSION,
+        "tool": __version__,
+    })
+
+
+def pr_key(repo_id: str, req) -> str | None:
+    pr = req.pull_request
+    if pr is None:
+        return None
+    return hashlib.sha256(f"{repo_id}\0{pr.base_ref}\0{pr.head_ref}".encode()).hexdigest()
+
+
+def _chain(store: StateStore, key: str) -> list[dict[str, str]]:
+    path = store.root / "prs" / f"{key}.json"
+    try:
+        data = json.loads(path.read_text())
+    except FileNotFoundError:
+        return []
+    except (OSError, ValueError) as exc:
+        raise ReviewerError(f"state record {path} is corrupt ({exc}); run with --fresh to replace it") from None
+    if not isinstance(data, dict) or data.get("schema") != SCHEMA_PR or not isinstance(data.get("chain"), list):
+        raise ReviewerError(f"state record {path} is corrupt (schema is not {SCHEMA_PR}); run with --fresh to replace it")
+    return data["chain"]
+
+
+def previous_in_chain(store: StateStore, chain_key: str, patch_sha: str) -> Mapping[str, Any] | None:
+    """The review of the version before this patch in the PR's own history."""
+    chain = _chain(store, chain_key)
+    shas = [entry["patch"] for entry in chain]
+    cut = shas.index(patch_sha) if patch_sha in shas else len(chain)
+    if cut == 0:
+        return None
+    record = store.load(chain[cut - 1]["review"])
+    return None if record is None else record.report
+
+
+def _append_chain(store: StateStore, chain_key: str, review_key: str, patch_sha: str) -> None:
+    chain = _chain(store, chain_key)
+    if patch_sha not in [e["patch"] for e in chain]:
+        chain.append({"review": review_key, "patch": patch_sha})
+    payload = json.dumps({"schema": SCHEMA_PR, "chain": chain}, sort_keys=True).encode()
+    store.atomic_write(store.root / "prs" / f"{chain_key}.json", payload)
+
+
+def render_all(report: Report) -> dict[str, str]:
+    return {fmt: renderer(fmt)(report) for fmt in FORMATS}
+
+
+def review_with_state(req, store: StateStore | None, fresh: bool, previous: Mapping[str, Any] | None) -> Result:
+    from reviewer import review
+
+    if store is None:
+        report = review.run(req).report
+        if previous is not None:
+            report = with_delta(report, previous)
+        return Result(render_all(report), report.verdict.value, False, None)
+
+    repo_id, config = review.identity_inputs(req)
+    chain_key = pr_key(repo_id, req)
+    if previous is None and chain_key is not None and not fresh:
+        previous = previous_in_chain(store, chain_key, sha256_file(req.patch))
+    ident = identity(req, config.digest, config.source, repo_id, previous)
+    with store.lock(ident.key):
+        record = None if fresh else store.load(ident.key)
+        if record is not None:
+            return Result(record.outputs, record.verdict, True, ident.key)
+        report = review.run(req).report
+        if previous is not None:
+            report = with_delta(report, previous)
+        outputs = render_all(report)
+        store.save(Record(
+            key=ident.key, identity=ident.fields, repo=repo_id, verdict=report.verdict.value,
+            outputs=outputs, report=to_dict(report), recorded_at=now(),
+        ))
+        if chain_key is not None:
+            _append_chain(store, chain_key, ident.key, report.patch.sha256)
+    return Result(outputs, report.verdict.value, False, ident.key)
