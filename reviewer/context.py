@@ -7,7 +7,7 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Any, Mapping
 
 from reviewer.changeset import ChangeSet, decode_text
-from reviewer.gitio import Repo
+from reviewer.gitio import BlobReader, Repo
 from reviewer.model import Finding, Location, Severity
 
 if TYPE_CHECKING:
@@ -18,9 +18,10 @@ if TYPE_CHECKING:
 class TreeView:
     """Read-only access to any file of one git tree, loaded lazily from objects."""
 
-    def __init__(self, repo: Repo, tree: str) -> None:
+    def __init__(self, repo: Repo, tree: str, reader: BlobReader | None = None) -> None:
         self._repo = repo
         self.tree = tree
+        self._reader = reader
         self._cache: dict[str, bytes | None] = {}
 
     @cached_property
@@ -40,7 +41,12 @@ class TreeView:
     def read(self, path: str) -> bytes | None:
         if path not in self._cache:
             oid = self.oid(path)
-            self._cache[path] = self._repo.read_blobs([oid])[oid] if oid else None
+            if oid is None:
+                self._cache[path] = None
+            elif self._reader is not None:
+                self._cache[path] = self._reader.get(oid)
+            else:
+                self._cache[path] = self._repo.read_blobs([oid])[oid]
         return self._cache[path]
 
     def text(self, path: str) -> str | None:

@@ -15,8 +15,6 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-import git as gitpython
-
 from reviewer.errors import GitError, ReviewerError
 
 MIN_GIT = (2, 39, 2)
@@ -79,6 +77,66 @@ class GitResult:
     def last_error_line(self) -> str:
         lines = [ln for ln in self.stderr.decode("utf-8", "replace").splitlines() if ln.strip()]
         return lines[-1].strip() if lines else f"git exited with status {self.returncode}"
+
+
+@dataclass(frozen=True)
+class RawChange:
+    old_mode: str
+    new_mode: str
+    old_oid: str
+    new_oid: str
+    status: str  # git's letter: A, D, M, T
+
+
+class BlobReader:
+    """One long-lived `git cat-file --batch` for reading files one at a time.
+
+    Rules and the TypeScript model ask for files lazily; a process per file
+    would dominate the run time of a review.
+    """
+
+    def __init__(self, repo: "Repo") -> None:
+        self._repo = repo
+        self._proc: subprocess.Popen[bytes] | None = None
+
+    def _start(self) -> subprocess.Popen[bytes]:
+        if self._proc is None:
+            cmd = ["git", f"--git-dir={self._repo.git_dir}"]
+            for item in _SAFE_CONFIG:
+                cmd += ["-c", item]
+            self._proc = subprocess.Popen(
+                cmd + ["cat-file", "--batch"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                stderr=subprocess.DEVNULL, env=_base_env(None, self._repo.git_dir, self._repo.scratch_objects),
+                cwd=self._repo.git_dir,
+            )
+        return self._proc
+
+    def get(self, oid: str) -> bytes:
+        proc = self._start()
+        assert proc.stdin is not None and proc.stdout is not None
+        try:
+            proc.stdin.write(oid.encode() + b"\n")
+            proc.stdin.flush()
+            header = proc.stdout.readline().decode().split()
+            if len(header) < 3 or header[1] == "missing":
+                raise GitError(f"object {oid} is missing from the repository")
+            data = proc.stdout.read(int(header[2]))
+            proc.stdout.read(1)  # the newline after the content
+            return data
+        except BaseException:
+            # Interrupted mid-answer (a rule's time budget, a signal): the
+            # stream is out of step, so the next read must start a fresh process.
+            proc.kill()
+            self.close()
+            raise
+
+    def close(self) -> None:
+        if self._proc is not None:
+            for stream in (self._proc.stdin, self._proc.stdout):
+                if stream is not None:
+                    stream.close()
+            self._proc.wait()
+            self._proc = None
 
 
 class Repo:
@@ -146,6 +204,17 @@ class Repo:
             pos += size + 1
         return blobs
 
+    def diff_trees(self, old_tree: str, new_tree: str) -> dict[str, "RawChange"]:
+        """Every path that differs between two trees, without rename detection."""
+        out = self.run("diff-tree", "-r", "-z", "--raw", "--no-renames", "--full-index", old_tree, new_tree).stdout
+        fields = out.split(b"\0")
+        changes: dict[str, RawChange] = {}
+        for meta, path in zip(fields[0::2], fields[1::2]):
+            if meta.startswith(b":"):
+                old_mode, new_mode, old_oid, new_oid, status = meta[1:].decode().split()
+                changes[path.decode("utf-8", "surrogateescape")] = RawChange(old_mode, new_mode, old_oid, new_oid, status[0])
+        return changes
+
     def ls_tree(self, tree: str) -> dict[str, tuple[str, str, str]]:
         """path -> (mode, type, oid) for every entry of a tree, recursively."""
         out = self.run("ls-tree", "-r", "-z", "--full-tree", tree).stdout
@@ -190,14 +259,18 @@ def open_repo(path: str) -> Repo:
         raise ReviewerError(f"--repo {path}: no such directory")
     if not target.is_dir():
         raise ReviewerError(f"--repo {path}: not a directory")
-    try:
-        # GitPython only locates the git directory here; every command after
-        # this runs through Repo.run with the neutralised configuration.
-        found = gitpython.Repo(target, search_parent_directories=False)
-    except gitpython.exc.InvalidGitRepositoryError:
-        raise ReviewerError(f"--repo {path}: not a git repository") from None
-    except gitpython.exc.NoSuchPathError:
-        raise ReviewerError(f"--repo {path}: no such directory") from None
-    git_dir = Path(found.git_dir).resolve()
-    found.close()
-    return Repo(git_dir, str(path))
+    # Locate the git directory of exactly this directory (a checkout's top
+    # level or a bare repository), never a parent's.
+    env = _base_env(None)
+    proc = subprocess.run(
+        ["git", "-c", "safe.directory=*", "rev-parse", "--absolute-git-dir", "--show-cdup", "--is-bare-repository"],
+        cwd=target, capture_output=True, env=env,
+    )
+    fields = proc.stdout.decode("utf-8", "surrogateescape").splitlines()
+    if proc.returncode != 0 or not fields:
+        raise ReviewerError(f"--repo {path}: not a git repository")
+    bare = fields[-1] == "true"
+    cdup = "" if bare else (fields[1] if len(fields) == 3 else "")
+    if cdup:
+        raise ReviewerError(f"--repo {path}: is inside a repository, not its top level (try --repo {target.resolve() / cdup})")
+    return Repo(Path(fields[0]).resolve(), str(path))

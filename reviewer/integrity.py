@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import tempfile
 import unicodedata
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
+from typing import Mapping
 from pathlib import Path, PurePosixPath
 
 from reviewer.errors import ReviewerError
-from reviewer.gitio import Repo, is_full_sha
+from reviewer.gitio import RawChange, Repo, is_full_sha
 from reviewer.limits import Limits, check_patch, limits_check
 from reviewer.model import Check, CheckStatus
 from reviewer.patchfile import HeaderInfo, NumstatEntry, PatchFile, numstat, sha256_file
@@ -42,6 +43,8 @@ class GateResult:
     base_tree: str | None
     patched_tree: str | None
     entries: tuple[NumstatEntry, ...]
+    # What git changed between the two trees: reconstruction reuses it.
+    raw: Mapping[str, RawChange] = field(default_factory=dict)
 
     def with_check(self, check: Check) -> "GateResult":
         """This result with `check` replacing the check of the same id."""
@@ -197,16 +200,6 @@ def apply_to_temp_index(repo: Repo, base_tree: str, patch: PatchFile) -> tuple[s
     return tree, "applies cleanly to the base (temporary index)"
 
 
-def patched_modes(repo: Repo, base_tree: str, patched_tree: str) -> dict[str, str]:
-    out = repo.run("diff-tree", "-r", "-z", "--raw", "--no-renames", "--full-index", base_tree, patched_tree).stdout
-    modes: dict[str, str] = {}
-    fields = out.split(b"\0")
-    for meta, path in zip(fields[0::2], fields[1::2]):
-        if meta.startswith(b":"):
-            modes[path.decode("utf-8", "surrogateescape")] = meta[1:].split()[1].decode()
-    return modes
-
-
 def run_gate(inputs: Inputs, headers: list[HeaderInfo], limits: Limits = Limits()) -> GateResult:
     repo = inputs.repo
     checks: list[Check] = []
@@ -249,7 +242,9 @@ def run_gate(inputs: Inputs, headers: list[HeaderInfo], limits: Limits = Limits(
         checks.append(Check("integrity/paths", CheckStatus.SKIP, unread))
     else:
         checks.append(check_file_count(entries, inputs.expect_files))
-        modes = patched_modes(repo, base_tree, patched_tree) if base_tree and patched_tree else {}
-        checks.append(check_paths(entries, headers, modes, inputs))
+        raw = repo.diff_trees(base_tree, patched_tree) if base_tree and patched_tree else {}
+        checks.append(check_paths(entries, headers, {p: c.new_mode for p, c in raw.items()}, inputs))
+        checks.append(limits_check([]))
+        return GateResult(tuple(checks), base_tree, patched_tree, entries, raw)
     checks.append(limits_check([]))
     return GateResult(tuple(checks), base_tree, patched_tree, entries)

@@ -8,25 +8,13 @@ mapping) come from the patch and are checked against that text.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Mapping
 
 from reviewer.changeset import ChangedFile, ChangeSet, FileStatus, Hunk
-from reviewer.gitio import Repo
+from reviewer.gitio import RawChange, Repo
 from reviewer.patchfile import HeaderInfo, NumstatEntry, PatchFile, hunks_by_section, hunks_from_git
 
 _ZERO = "0" * 40
-
-
-def _raw_diff(repo: Repo, base_tree: str, patched_tree: str) -> dict[str, tuple[str, str, str, str, str]]:
-    """path -> (old_mode, new_mode, old_oid, new_oid, status letter)."""
-    out = repo.run("diff-tree", "-r", "-z", "--raw", "--no-renames", "--full-index", base_tree, patched_tree).stdout
-    fields = out.split(b"\0")
-    records: dict[str, tuple[str, str, str, str, str]] = {}
-    for meta, path in zip(fields[0::2], fields[1::2]):
-        if not meta.startswith(b":"):
-            continue
-        old_mode, new_mode, old_oid, new_oid, status = meta[1:].decode().split()
-        records[path.decode("utf-8", "surrogateescape")] = (old_mode, new_mode, old_oid, new_oid, status[0])
-    return records
 
 
 def _lookup(repo: Repo, tree: str, path: str) -> tuple[str, str] | None:
@@ -57,8 +45,9 @@ def build_changeset(
     patch: PatchFile,
     entries: tuple[NumstatEntry, ...],
     headers: list[HeaderInfo],
+    raw: Mapping[str, RawChange] | None = None,
 ) -> ChangeSet:
-    raw = _raw_diff(repo, base_tree, patched_tree)
+    raw = raw if raw is not None else repo.diff_trees(base_tree, patched_tree)
     sections = hunks_by_section(patch)
     if sections is not None and len(sections) != len(entries):
         sections = None
@@ -83,7 +72,7 @@ def build_changeset(
             old_mode = new_mode = side[0] if side else None
             old_oid = new_oid = side[1] if side else None
         else:
-            old_mode, new_mode, old_oid, new_oid, letter = rec
+            old_mode, new_mode, old_oid, new_oid, letter = rec.old_mode, rec.new_mode, rec.old_oid, rec.new_oid, rec.status
             if letter == "A":
                 status, old_mode, old_oid = FileStatus.ADDED, None, None
             elif letter == "D":

@@ -14,7 +14,7 @@ from reviewer.errors import ReviewerError
 from reviewer.limits import limits_check, oversized
 from reviewer.context import TreeView
 from reviewer.engine import run_families
-from reviewer.gitio import Repo, open_repo
+from reviewer.gitio import BlobReader, Repo, open_repo
 from reviewer.integrity import GateResult, Inputs, parse_artifact, parse_sha256, require_full_sha, run_gate
 from reviewer.model import (
     Check,
@@ -188,7 +188,7 @@ def _run(req: Request, prepared: Prepared, repo: Repo, families: tuple[Family, .
     notes: list[str] = []
     if gate.reconstructable:
         assert gate.base_tree is not None and gate.patched_tree is not None
-        changeset = build_changeset(repo, inputs.base, gate.base_tree, gate.patched_tree, inputs.patch, gate.entries, headers)
+        changeset = build_changeset(repo, inputs.base, gate.base_tree, gate.patched_tree, inputs.patch, gate.entries, headers, gate.raw)
         problems, notes = oversized(config.limits, changeset)
         if problems:
             gate = gate.with_check(limits_check(problems))
@@ -202,10 +202,15 @@ def _run(req: Request, prepared: Prepared, repo: Repo, families: tuple[Family, .
         invariants = _not_checked(families, "the patch could not be reconstructed safely (see the integrity checks)")
     else:
         findings += _config_edit_finding(changeset, config)
-        invariants = run_families(
-            families, changeset, TreeView(repo, changeset.base_tree), TreeView(repo, changeset.patched_tree),
-            config, req.budget_seconds if req.budget_seconds is not None else config.limits.rule_seconds,
-        )
+        reader = BlobReader(repo)
+        try:
+            invariants = run_families(
+                families, changeset,
+                TreeView(repo, changeset.base_tree, reader), TreeView(repo, changeset.patched_tree, reader),
+                config, req.budget_seconds if req.budget_seconds is not None else config.limits.rule_seconds,
+            )
+        finally:
+            reader.close()
     try:
         scope = Scope(req.scope)
     except ValueError:

@@ -158,6 +158,7 @@ def test_symlink_creation_is_refused(tmp_path, capsys) -> None:
     [
         (lambda r, b, p, t: ["--repo", str(t / "nope"), "--base", b, "--patch", str(p)], "no such directory"),
         (lambda r, b, p, t: ["--repo", str(t), "--base", b, "--patch", str(p)], "not a git repository"),
+        (lambda r, b, p, t: ["--repo", str(r.path / "src"), "--base", b, "--patch", str(p)], "not its top level"),
         (lambda r, b, p, t: ["--repo", str(r.path), "--base", "main", "--patch", str(p)], "full 40-hex commit id"),
         (lambda r, b, p, t: ["--repo", str(r.path), "--base", b[:12], "--patch", str(p)], "full 40-hex commit id"),
         (lambda r, b, p, t: ["--repo", str(r.path), "--base", b, "--patch", str(t / "missing.patch")], "no such file"),
@@ -267,3 +268,17 @@ def test_binary_hunk_and_rename_pass_the_gate(tmp_path, capsys) -> None:
     assert {f["path"]: (f["status"], f["old_path"]) for f in report["files"]} == {
         "img/a.bin": ("modified", None), "src/new.ts": ("renamed", "src/old.ts"),
     }
+
+
+def test_blob_reader_recovers_after_an_interrupted_read(change) -> None:
+    from reviewer.gitio import BlobReader, open_repo
+
+    repo_obj, base, _, _ = change
+    repo = open_repo(str(repo_obj.path))
+    oid = git(repo_obj.path, "rev-parse", f"{base}:src/a.ts")
+    reader = BlobReader(repo)
+    assert reader.get(oid) == b"export const a = 1\n"
+    with pytest.raises(Exception):
+        reader.get("f" * 40)
+    assert reader.get(oid) == b"export const a = 1\n"
+    reader.close()

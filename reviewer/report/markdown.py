@@ -7,6 +7,7 @@ pinging people or forging the verdict line.
 
 from __future__ import annotations
 
+import functools
 import re
 from importlib import resources
 
@@ -74,7 +75,9 @@ def _template(name: str) -> str:
     return resources.files("reviewer.templates").joinpath(name).read_text(encoding="utf-8")
 
 
+@functools.lru_cache(maxsize=1)
 def environment() -> jinja2.Environment:
+    """One environment per process: templates compile once."""
     env = jinja2.Environment(
         loader=jinja2.FunctionLoader(_template),
         autoescape=False,
