@@ -1,0 +1,438 @@
+"""The values rules see: expressions, calls, functions, callbacks, invocations.
+
+Each wraps a tree-sitter node privately and answers questions about it; rules
+never touch the node. Properties that need other files (callee qualification,
+definitions) go through the owning Program, reached via the module.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field as dc_field
+from functools import cached_property
+from typing import TYPE_CHECKING
+
+import tree_sitter as ts
+
+from reviewer.typescript import calls as cx
+from reviewer.typescript import syntax as sx
+from reviewer.typescript.parse import node_lines
+from reviewer.typescript.roles import Role
+
+if TYPE_CHECKING:
+    from reviewer.typescript.module import Module
+
+# Wrappers through which a call's value passes unchanged to its consumer.
+_VALUE_WRAPPERS = frozenset(
+    {
+        "parenthesized_expression",
+        "non_null_expression",
+        "as_expression",
+        "satisfies_expression",
+        "yield_expression",
+        "await_expression",
+    }
+)
+
+# Parents whose named children are statements in execution order.
+_STATEMENT_LISTS = frozenset({"statement_block", "program", "switch_case", "switch_default", "class_body"})
+
+
+class Expr:
+    """An expression (or any syntax node) of one file."""
+
+    def __init__(self, module: "Module", node: ts.Node) -> None:
+        self._module = module
+        self._node = node
+        self.path: str = module.path
+        self.kind: str = node.type
+        self.line, self.end_line = node_lines(node)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Expr) and self._key == other._key
+
+    def __hash__(self) -> int:
+        return hash(self._key)
+
+    def __repr__(self) -> str:
+        return f"Expr({self.kind} {self.path}:{self.line} {self.normalized[:60]!r})"
+
+    @property
+    def _key(self) -> tuple[str, int, int, str]:
+        return (self.path, self._node.start_byte, self._node.end_byte, self.kind)
+
+    @cached_property
+    def text(self) -> str:
+        return sx.text(self._node)
+
+    @cached_property
+    def normalized(self) -> str:
+        return sx.normalized(self._node)
+
+    @property
+    def string_value(self) -> str | None:
+        return sx.string_value(self._node)
+
+    @property
+    def number_value(self) -> int | float | None:
+        node = sx.strip(self._node)
+        if node is None:
+            return None
+        if node.type == "number":
+            return sx.number_literal(sx.text(node))
+        if node.type == "unary_expression" and sx.text(sx.field(node, "operator")) == "-":
+            inner = sx.strip(sx.field(node, "argument"))
+            if inner is not None and inner.type == "number":
+                value = sx.number_literal(sx.text(inner))
+                return -value if value is not None else None
+        return None
+
+    @property
+    def identifier(self) -> str | None:
+        node = sx.strip(self._node)
+        if node is not None and node.type in ("identifier", "shorthand_property_identifier"):
+            return sx.text(node)
+        return None
+
+    @property
+    def member_path(self) -> str | None:
+        """`A.b.c` as written, for identifier-rooted member expressions (and bare identifiers)."""
+        return sx.dotted_path(self._node)
+
+    @cached_property
+    def qualified(self) -> str | None:
+        """Import-resolved name of a reference (`E.forkScoped` -> `Effect.forkScoped`)."""
+        return cx.qualified_name(self._module, self._node)
+
+    @property
+    def call(self) -> "Call | None":
+        node = sx.strip(self._node)
+        if node is None or node.type != "call_expression":
+            return None
+        return self._module._index.call_at(node)
+
+    @property
+    def function(self) -> "Function | None":
+        """The function this expression is (or wraps, e.g. `Effect.fn(..)(function* ..)`)."""
+        from reviewer.typescript.module import function_of_value
+
+        target = function_of_value(self._node, self._module.program.roles.combinators)
+        return self._module._index.function_at(target) if target is not None else None
+
+    @cached_property
+    def props(self) -> tuple[tuple[str, "Expr"], ...]:
+        node = sx.strip(self._node)
+        if node is None or node.type != "object":
+            return ()
+        out: list[tuple[str, Expr]] = []
+        for member in sx.named(node):
+            if member.type == "pair":
+                key = sx.property_key(sx.field(member, "key"))
+                value = sx.field(member, "value")
+                if key is not None and value is not None:
+                    out.append((key, Expr(self._module, value)))
+            elif member.type == "method_definition":
+                key = sx.property_key(sx.field(member, "name"))
+                if key is not None:
+                    out.append((key, Expr(self._module, member)))
+            elif member.type == "shorthand_property_identifier":
+                out.append((sx.text(member), Expr(self._module, member)))
+        return tuple(out)
+
+    def prop(self, name: str) -> "Expr | None":
+        return next((value for key, value in self.props if key == name), None)
+
+    @property
+    def elements(self) -> tuple["Expr", ...]:
+        """Elements of an array literal."""
+        node = sx.strip(self._node)
+        if node is None or node.type != "array":
+            return ()
+        return tuple(Expr(self._module, child) for child in sx.named(node))
+
+    @property
+    def changed(self) -> bool:
+        return self._module.program.changed(self.path, self.line, self.end_line)
+
+    @property
+    def enclosing_function(self) -> "Function | None":
+        return self._module._index.enclosing_function(self._node)
+
+    @property
+    def calls(self) -> tuple["Call", ...]:
+        """Every call inside this expression (itself included), in document order."""
+        return self._module._index.calls_within(self._node)
+
+
+@dataclass(frozen=True, eq=False)
+class Function:
+    path: str
+    name: str | None
+    line: int
+    end_line: int
+    kind: str  # "function" | "arrow" | "generator" | "method"
+    role: Role
+    parent: "Function | None"
+    changed: bool
+    _node: ts.Node = dc_field(repr=False)
+    _module: "Module" = dc_field(repr=False)
+
+    def __repr__(self) -> str:
+        return f"Function({self.name or '<anonymous>'} {self.kind} {self.path}:{self.line}-{self.end_line})"
+
+    @cached_property
+    def calls(self) -> tuple["Call", ...]:
+        return self._module._index.calls_of(self)
+
+    @cached_property
+    def all_calls(self) -> tuple["Call", ...]:
+        return self._module._index.calls_within(self._node)
+
+    @cached_property
+    def body_text_normalized(self) -> str:
+        body = sx.field(self._node, "body")
+        return sx.normalized(body if body is not None else self._node)
+
+    @property
+    def expr(self) -> Expr:
+        return Expr(self._module, self._node)
+
+    @property
+    def params(self) -> tuple[str, ...]:
+        """Parameter names as written (destructured ones by their source text)."""
+        params = sx.field(self._node, "parameters")
+        if params is None:
+            single = sx.field(self._node, "parameter")  # `x => ..`
+            return (sx.text(single),) if single is not None else ()
+        out = []
+        for param in sx.named(params):
+            pattern = sx.field(param, "pattern") or param
+            out.append(sx.text(pattern))
+        return tuple(out)
+
+    def local_function(self, name: str) -> "Function | None":
+        """A function bound to `name` in this body or an enclosing one."""
+        return self._module._index.local_function(self, name)
+
+
+@dataclass(frozen=True, eq=False)
+class Call:
+    path: str
+    line: int
+    end_line: int
+    callee: str
+    method: str
+    enclosing: Function | None
+    roles: tuple[Role, ...]
+    case_label: str | None
+    index: int
+    _node: ts.Node = dc_field(repr=False)
+    _module: "Module" = dc_field(repr=False)
+
+    def __repr__(self) -> str:
+        return f"Call({self.callee} {self.path}:{self.line})"
+
+    @property
+    def role(self) -> Role:
+        return self.roles[0] if self.roles else Role.ORDINARY
+
+    @cached_property
+    def callee_text(self) -> str:
+        """The callee as written, whitespace and comments collapsed."""
+        node = self._node.child_by_field_name("function")
+        return sx.compact(node) if node is not None else ""
+
+    @cached_property
+    def text(self) -> str:
+        return sx.text(self._node)
+
+    @cached_property
+    def normalized(self) -> str:
+        return sx.normalized(self._node)
+
+    @property
+    def changed(self) -> bool:
+        return self._module.program.changed(self.path, self.line, self.end_line)
+
+    @property
+    def expr(self) -> Expr:
+        return Expr(self._module, self._node)
+
+    @cached_property
+    def args(self) -> tuple[Expr, ...]:
+        return tuple(Expr(self._module, arg) for arg in cx.arguments(self._node))
+
+    @property
+    def receiver(self) -> Expr | None:
+        node = cx.receiver(self._node)
+        return Expr(self._module, node) if node is not None else None
+
+    @cached_property
+    def chain(self) -> tuple["Call", ...]:
+        index = self._module._index
+        found = (index.call_at(node) for node in cx.chain_nodes(self._node))
+        return tuple(call for call in found if call is not None)
+
+    @cached_property
+    def pipe_stages(self) -> tuple[Expr, ...]:
+        _, stages = cx.pipe_parts(self._module, self._node, self.callee)
+        return tuple(Expr(self._module, stage) for stage in stages)
+
+    @cached_property
+    def piped_into(self) -> tuple[Expr, ...]:
+        """Stages of every pipe applied to this call's value (directly or later in its chain)."""
+        stages: list[Expr] = []
+        chain = self.chain
+        position = next((i for i, call in enumerate(chain) if call is self), len(chain))
+        for later in chain[position + 1 :]:
+            if later.method == "pipe":
+                stages.extend(later.pipe_stages)
+        # `pipe(thisCall, a, b)` and `pipe(thisCall.x().y(), a, b)`
+        top = chain[-1]._node if chain else self._node
+        parent = top.parent
+        if parent is not None and parent.type == "arguments":
+            outer = parent.parent
+            host = self._module._index.call_at(outer) if outer is not None else None
+            if host is not None and host.callee in cx.PIPE_FUNCTIONS and host.args and host.args[0]._node == top:
+                stages.extend(host.pipe_stages)
+        return tuple(stages)
+
+    @property
+    def host(self) -> "Call | None":
+        """The call this call's value is an argument of (`H(this, ..)`, `H(yield* this)`)."""
+        node = self._node
+        parent = node.parent
+        while parent is not None and parent.type in _VALUE_WRAPPERS:
+            node, parent = parent, parent.parent
+        if parent is None or parent.type != "arguments" or parent.parent is None:
+            return None
+        return self._module._index.call_at(parent.parent)
+
+    @cached_property
+    def binding(self) -> tuple[str, str | None]:
+        """What becomes of this call's value, after the rest of its chain and pipes.
+
+        ("bound", name) for `const name = yield* this...` or `name = ...`;
+        ("discarded", None) for an expression statement; ("returned", None) for
+        `return ...` or an arrow's expression body; ("other", None) otherwise
+        (an argument, a property value, a condition: someone else owns it).
+        """
+        index = self._module._index
+        node = self._node
+        while True:
+            outer = cx.outer_chain_call(node)
+            if outer is not None:
+                node = outer
+                continue
+            parent = node.parent
+            if parent is not None and parent.type in _VALUE_WRAPPERS:
+                node = parent
+                continue
+            if parent is not None and parent.type == "arguments" and parent.parent is not None:
+                host = index.call_at(parent.parent)
+                # `pipe(this, a, b)`: the value continues as the pipe's result
+                if host is not None and host.callee in cx.PIPE_FUNCTIONS and sx.named(parent)[0] == node:
+                    node = parent.parent
+                    continue
+            break
+        parent = node.parent
+        if parent is None:
+            return ("other", None)
+        if parent.type == "variable_declarator" and sx.field(parent, "value") == node:
+            name = sx.field(parent, "name")
+            return ("bound", sx.text(name)) if name is not None else ("other", None)
+        if parent.type == "assignment_expression" and sx.field(parent, "right") == node:
+            left = sx.field(parent, "left")
+            return ("bound", sx.normalized(left)) if left is not None else ("other", None)
+        if parent.type == "expression_statement":
+            return ("discarded", None)
+        if parent.type == "return_statement":
+            return ("returned", None)
+        if parent.type == "arrow_function" and sx.field(parent, "body") == node:
+            return ("returned", None)
+        return ("other", None)
+
+    @cached_property
+    def statement_index(self) -> tuple[int, ...]:
+        stop = self.enclosing._node if self.enclosing is not None else None
+        path: list[int] = []
+        node = self._node
+        for parent in sx.ancestors(node):
+            if stop is not None and parent == stop:
+                break
+            if parent.type in _STATEMENT_LISTS:
+                statements = [c for c in sx.named(parent) if c != sx.field(parent, "value")]
+                position = next((i for i, c in enumerate(statements) if c == node), None)
+                if position is not None:
+                    path.append(position)
+            node = parent
+        return tuple(reversed(path))
+
+    def precedes(self, other: "Call", within: Function | None = None) -> bool:
+        """This call runs before `other` on every path that is obvious from source order.
+
+        Both calls are in the same enclosing function (or, given `within`, both
+        lexically inside that function, e.g. one in a nested `Effect.gen`), this
+        call ends before `other` starts, and they are not on mutually exclusive
+        branches (if/else, ternary, different switch cases).
+        """
+        if self.path != other.path or self is other:
+            return False
+        if within is None:
+            if self.enclosing is not other.enclosing:
+                return False
+        elif within.path != self.path or not (
+            sx.contains(within._node, self._node) and sx.contains(within._node, other._node)
+        ):
+            return False
+        if self._node.end_byte > other._node.start_byte:
+            return False
+        return not _exclusive(self._node, other._node)
+
+
+def _exclusive(a: ts.Node, b: ts.Node) -> bool:
+    a_chain = [a, *sx.ancestors(a)]
+    a_ids = {n.id: i for i, n in enumerate(a_chain)}
+    b_child = b
+    for ancestor in sx.ancestors(b):
+        if ancestor.id in a_ids:
+            index = a_ids[ancestor.id]
+            if index == 0:
+                return False
+            a_child = a_chain[index - 1]
+            return _branches_differ(ancestor, a_child, b_child)
+        b_child = ancestor
+    return False
+
+
+def _branches_differ(parent: ts.Node, a: ts.Node, b: ts.Node) -> bool:
+    if parent.type == "if_statement":
+        sides = {sx.field(parent, "consequence"), sx.field(parent, "alternative")}
+        return a != b and a in sides and b in sides
+    if parent.type == "ternary_expression":
+        sides = {sx.field(parent, "consequence"), sx.field(parent, "alternative")}
+        return a != b and a in sides and b in sides
+    if parent.type == "switch_body":
+        return a != b
+    return False
+
+
+@dataclass(frozen=True, eq=False)
+class Callback:
+    prop: str
+    path: str
+    line: int
+    end_line: int
+    value: Expr
+    function: Function | None
+    owner: Expr
+
+
+@dataclass(frozen=True, eq=False)
+class Invocation:
+    prop: str
+    path: str
+    line: int
+    end_line: int
+    expr: Expr
+    enclosing: Function | None
+    call: Call | None

@@ -1,0 +1,364 @@
+"""One parsed file: its imports, exports, top-level declarations and namespace.
+
+The header (everything at module scope) is read eagerly because import
+resolution of *other* files needs it; the call/function index is built lazily
+the first time a rule asks for calls or functions.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field as dc_field
+from functools import cached_property
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Callable, Container, Mapping
+
+import tree_sitter as ts
+
+from reviewer.typescript import syntax as sx
+
+if TYPE_CHECKING:
+    from reviewer.typescript.index import ModuleIndex
+    from reviewer.typescript.model import Call, Expr, Function
+    from reviewer.typescript.program import Program
+
+
+@dataclass(frozen=True)
+class Import:
+    local: str
+    specifier: str
+    module: str | None  # resolved repository path; None for packages or missing files
+    imported: str  # "*" for a namespace import, "default", or the exported name
+
+
+@dataclass(frozen=True)
+class Export:
+    """How a module makes `name` visible: a local binding, a re-export or a namespace."""
+
+    kind: str  # "local" | "reexport" | "namespace"
+    target: str  # local binding (local), imported name (reexport), "" (namespace)
+    module: str | None  # source module of reexport/namespace
+
+
+@dataclass(frozen=True)
+class Module:
+    path: str
+    text: str
+    namespace: str | None
+    imports: Mapping[str, Import]
+    has_errors: bool
+    exports: Mapping[str, Export] = dc_field(repr=False)
+    star_exports: tuple[str, ...] = dc_field(repr=False)
+    # Top-level bindings by (possibly dotted) name -> the node holding the value:
+    # `const A = <value>`, `function f`, object-literal members as "A.b",
+    # namespace members as "N.f", enum members as "E.M".
+    declarations: Mapping[str, ts.Node] = dc_field(repr=False, compare=False)
+    exported: frozenset[str] = dc_field(repr=False)
+    root: ts.Node = dc_field(repr=False, compare=False)
+    program: "Program" = dc_field(repr=False, compare=False)
+
+    @cached_property
+    def _index(self) -> "ModuleIndex":
+        from reviewer.typescript.index import build_index  # cycle: index needs Module
+
+        return build_index(self)
+
+    @cached_property
+    def has_namespace_blocks(self) -> bool:
+        """`namespace N { .. }` at top level (the pre-ESM opencode style)."""
+        return any(node.type in ("internal_module", "module") for node in self.declarations.values())
+
+    def scoped_declaration(self, at: ts.Node, name: str) -> str | None:
+        """`N.name` when `name` is used inside `namespace N { }` that declares it."""
+        if not self.has_namespace_blocks:
+            return None
+        prefixes: list[str] = []
+        for ancestor in sx.ancestors(at):
+            if ancestor.type in ("internal_module", "module"):
+                label = sx.field(ancestor, "name")
+                if label is not None:
+                    prefixes.append(sx.text(label))
+        # innermost namespace first: inside `namespace A { namespace B { f() } }`
+        # try A.B.f, then A.f
+        outer_first = list(reversed(prefixes))
+        for depth in range(len(outer_first), 0, -1):
+            path = ".".join([*outer_first[:depth], name])
+            if path in self.declarations:
+                return path
+        return None
+
+    def calls(self) -> tuple["Call", ...]:
+        return self._index.calls
+
+    def functions(self) -> tuple["Function", ...]:
+        return self._index.functions
+
+    def constant(self, name: str) -> "Expr | None":
+        node = self.declarations.get(name)
+        if node is None or sx.is_function(node):
+            return None
+        return self._index.expr(node)
+
+    def declared_function(self, name: str) -> "Function | None":
+        """The function a top-level binding denotes (`const f = Effect.fn(..)(function* ..)`)."""
+        node = self.declarations.get(name)
+        if node is None:
+            return None
+        target = function_of_value(node, self.program.roles.combinators)
+        return self._index.function_at(target) if target is not None else None
+
+
+def function_of_value(node: ts.Node | None, opaque: Container[str] = ()) -> ts.Node | None:
+    """The function a binding's value stands for, looking through Effect wrappers.
+
+    `() => ..`, `Effect.fn("x")(function* ..)`, `Effect.gen(function* ..)`,
+    `Effect.gen(..).pipe(..)`, `Layer.effect(Tag, Effect.gen(..))`: the first
+    function argument wins; for `.pipe(..)` only the piped subject counts, so
+    the callbacks of stages (`Effect.catchAll(() => ..)`) are never taken for it.
+    Calls named in `opaque` (handler/finalizer/fork combinators, as written)
+    are not looked into: `const r = Effect.acquireRelease(a, (h) => ..)` binds
+    an effect, not the release callback.
+    """
+    node = sx.strip(node)
+    depth = 0
+    while node is not None and depth < 8:
+        depth += 1
+        if sx.is_function(node):
+            return node
+        if node.type in ("await_expression", "yield_expression"):
+            inner = sx.named(node)
+            node = sx.strip(inner[0]) if inner else None
+            continue
+        if node.type != "call_expression":
+            return None
+        callee = sx.strip(sx.field(node, "function"))
+        if sx.dotted_path(callee) in opaque:
+            return None
+        if callee is not None and callee.type == "member_expression" and sx.text(sx.field(callee, "property")) == "pipe":
+            node = sx.strip(sx.field(callee, "object"))
+            continue
+        args = sx.field(node, "arguments")
+        arg_nodes = [sx.strip(a) for a in sx.named(args)] if args is not None and args.type == "arguments" else []
+        for arg in arg_nodes:
+            if sx.is_function(arg):
+                return arg
+        if callee is not None and callee.type == "call_expression":
+            node = callee  # curried: Effect.fn("name")(function* ..)
+            continue
+        nested = next((a for a in arg_nodes if a is not None and a.type == "call_expression"), None)
+        node = nested
+    return None
+
+
+def read_module(
+    path: str,
+    text: str,
+    tree: ts.Tree,
+    program: "Program",
+    resolve: Callable[[str, str], str | None],
+) -> Module:
+    header = _Header(path, resolve)
+    for statement in sx.named(tree.root_node):
+        header.statement(statement, prefix="", exported=False)
+    return Module(
+        path=path,
+        text=text,
+        namespace=header.namespace,
+        imports=MappingProxyType(header.imports),
+        has_errors=tree.root_node.has_error,
+        exports=MappingProxyType(header.exports),
+        star_exports=tuple(header.stars),
+        declarations=MappingProxyType(header.declarations),
+        exported=frozenset(header.exported),
+        root=tree.root_node,
+        program=program,
+    )
+
+
+class _Header:
+    """Accumulates the module-scope facts of one file while reading it once."""
+
+    def __init__(self, path: str, resolve: Callable[[str, str], str | None]) -> None:
+        self.path = path
+        self.resolve = resolve
+        self.namespace: str | None = None
+        self.imports: dict[str, Import] = {}
+        self.exports: dict[str, Export] = {}
+        self.stars: list[str] = []
+        self.declarations: dict[str, ts.Node] = {}
+        self.exported: set[str] = set()
+
+    def statement(self, node: ts.Node, prefix: str, exported: bool) -> None:
+        kind = node.type
+        if kind == "import_statement" and not prefix:
+            self._import(node)
+        elif kind == "export_statement":
+            self._export(node, prefix)
+        elif kind in ("lexical_declaration", "variable_declaration"):
+            for declarator in sx.named(node):
+                if declarator.type == "variable_declarator":
+                    self._declarator(declarator, prefix, exported)
+        elif kind in ("function_declaration", "generator_function_declaration"):
+            name = sx.field(node, "name")
+            if name is not None:
+                self._declare(prefix + sx.text(name), node, exported)
+        elif kind == "expression_statement":
+            inner = sx.named(node)
+            if inner and inner[0].type in ("internal_module", "module"):
+                self._namespace(inner[0], prefix, exported)
+        elif kind in ("internal_module", "module"):
+            self._namespace(node, prefix, exported)
+        elif kind == "enum_declaration":
+            self._enum(node, prefix, exported)
+        elif kind == "ambient_declaration":
+            for child in sx.named(node):
+                self.statement(child, prefix, exported)
+
+    def _declare(self, name: str, value: ts.Node, exported: bool) -> None:
+        self.declarations.setdefault(name, value)
+        if exported:
+            self.exported.add(name)
+
+    def _declarator(self, node: ts.Node, prefix: str, exported: bool) -> None:
+        name = sx.field(node, "name")
+        value = sx.field(node, "value")
+        if name is None or name.type != "identifier" or value is None:
+            return
+        full = prefix + sx.text(name)
+        self._declare(full, value, exported)
+        self._members(full, value, depth=0)
+
+    def _members(self, owner: str, value: ts.Node, depth: int) -> None:
+        """Register `owner.key` for object-literal members, so `Cfg.LIMIT` and
+        `hooks.commit` resolve like any other binding."""
+        value = sx.strip(value)
+        if value is None or value.type != "object" or depth > 4:
+            return
+        for member in sx.named(value):
+            if member.type == "pair":
+                key = sx.property_key(sx.field(member, "key"))
+                inner = sx.field(member, "value")
+                if key is not None and inner is not None:
+                    self.declarations.setdefault(f"{owner}.{key}", inner)
+                    self._members(f"{owner}.{key}", inner, depth + 1)
+            elif member.type == "method_definition":
+                key = sx.property_key(sx.field(member, "name"))
+                if key is not None:
+                    self.declarations.setdefault(f"{owner}.{key}", member)
+
+    def _namespace(self, node: ts.Node, prefix: str, exported: bool) -> None:
+        name = sx.field(node, "name")
+        body = sx.field(node, "body")
+        if name is None or body is None:
+            return
+        full = prefix + sx.text(name)
+        self._declare(full, node, exported)
+        for statement in sx.named(body):
+            self.statement(statement, prefix=full + ".", exported=False)
+
+    def _enum(self, node: ts.Node, prefix: str, exported: bool) -> None:
+        name = sx.field(node, "name")
+        body = sx.field(node, "body")
+        if name is None or body is None:
+            return
+        full = prefix + sx.text(name)
+        self._declare(full, node, exported)
+        for member in sx.named(body):
+            if member.type == "enum_assignment":
+                key = sx.property_key(sx.field(member, "name"))
+                value = sx.field(member, "value")
+                if key is not None and value is not None:
+                    self.declarations.setdefault(f"{full}.{key}", value)
+
+    def _import(self, node: ts.Node) -> None:
+        source = sx.string_value(sx.field(node, "source"))
+        if source is None:
+            return
+        module = self.resolve(self.path, source)
+        for clause in sx.named(node):
+            if clause.type != "import_clause":
+                continue
+            for part in sx.named(clause):
+                if part.type == "identifier":
+                    self._bind(sx.text(part), source, module, "default")
+                elif part.type == "namespace_import":
+                    ident = next((c for c in sx.named(part) if c.type == "identifier"), None)
+                    if ident is not None:
+                        self._bind(sx.text(ident), source, module, "*")
+                elif part.type == "named_imports":
+                    for spec in sx.named(part):
+                        if spec.type != "import_specifier":
+                            continue
+                        imported = sx.property_key(sx.field(spec, "name"))
+                        alias = sx.field(spec, "alias")
+                        local = sx.text(alias) if alias is not None else imported
+                        if imported is not None and local:
+                            self._bind(local, source, module, imported)
+
+    def _bind(self, local: str, specifier: str, module: str | None, imported: str) -> None:
+        self.imports[local] = Import(local=local, specifier=specifier, module=module, imported=imported)
+
+    def _export(self, node: ts.Node, prefix: str) -> None:
+        declaration = sx.field(node, "declaration")
+        if declaration is not None:
+            self.statement(declaration, prefix, exported=True)
+            if not prefix:
+                for name in self._declared_names(declaration):
+                    self.exports[name] = Export("local", name, None)
+            return
+        source_node = sx.field(node, "source")
+        source = sx.string_value(source_node) if source_node is not None else None
+        module = self.resolve(self.path, source) if source is not None else None
+        children = sx.named(node)
+        clause = next((c for c in children if c.type == "export_clause"), None)
+        namespace = next((c for c in children if c.type == "namespace_export"), None)
+        if prefix:
+            return  # re-exports inside `namespace N {}` are not worth modelling
+        if namespace is not None and source is not None:
+            ident = next((c for c in sx.named(namespace) if c.type in ("identifier", "string")), None)
+            name = sx.property_key(ident) if ident is not None else None
+            if name:
+                self.exports[name] = Export("namespace", "", module)
+                if module == self.path:
+                    self.namespace = name
+            return
+        if clause is not None:
+            for spec in sx.named(clause):
+                if spec.type != "export_specifier":
+                    continue
+                inner = sx.property_key(sx.field(spec, "name"))
+                alias = sx.field(spec, "alias")
+                outer = sx.property_key(alias) if alias is not None else inner
+                if inner is None or outer is None:
+                    continue
+                if source is not None:
+                    self.exports[outer] = Export("reexport", inner, module)
+                else:
+                    self.exports[outer] = Export("local", inner, None)
+                    self.exported.add(inner)
+            return
+        if source is not None:
+            if module is not None and not node.has_error:  # `export type * from` parses as ERROR
+                self.stars.append(module)
+            return
+        value = sx.field(node, "value")
+        if value is not None and any(c.type == "default" for c in node.children):
+            if value.type == "identifier":
+                self.exports["default"] = Export("local", sx.text(value), None)
+            else:
+                self.declarations.setdefault("default", value)
+                self.exports["default"] = Export("local", "default", None)
+
+    @staticmethod
+    def _declared_names(node: ts.Node) -> list[str]:
+        if node.type in ("lexical_declaration", "variable_declaration"):
+            names = []
+            for declarator in sx.named(node):
+                name = sx.field(declarator, "name")
+                if declarator.type == "variable_declarator" and name is not None and name.type == "identifier":
+                    names.append(sx.text(name))
+            return names
+        name = sx.field(node, "name")
+        if name is None and node.type == "expression_statement":
+            inner = sx.named(node)
+            name = sx.field(inner[0], "name") if inner else None
+        return [sx.text(name)] if name is not None else []

@@ -1,0 +1,81 @@
+"""Grammar loading, parsing with a content-addressed cache, and error regions."""
+
+from __future__ import annotations
+
+import hashlib
+import posixpath
+
+import tree_sitter as ts
+import tree_sitter_typescript as tsts
+
+TYPESCRIPT = "typescript"
+TSX = "tsx"
+
+_DIALECTS = {".ts": TYPESCRIPT, ".mts": TYPESCRIPT, ".cts": TYPESCRIPT, ".tsx": TSX}
+
+
+def dialect(path: str) -> str | None:
+    """The grammar for `path`, or None when it is not TypeScript source."""
+    return _DIALECTS.get(posixpath.splitext(path)[1])
+
+
+class Parsers:
+    """Parsers and parsed trees of one Program.
+
+    Owned by a Program rather than the module so no parser or cache is shared
+    between reviews (tree-sitter parsers are stateful and not thread-safe).
+    Trees are keyed by (dialect, sha1 of the bytes): a file with the same
+    content at two paths or on both sides of a patch is parsed once.
+    """
+
+    def __init__(self) -> None:
+        self._parsers: dict[str, ts.Parser] = {}
+        self._trees: dict[tuple[str, str], ts.Tree] = {}
+
+    def _parser(self, name: str) -> ts.Parser:
+        parser = self._parsers.get(name)
+        if parser is None:
+            raw = tsts.language_tsx() if name == TSX else tsts.language_typescript()
+            parser = ts.Parser(ts.Language(raw))
+            self._parsers[name] = parser
+        return parser
+
+    def parse(self, name: str, source: bytes) -> ts.Tree:
+        key = (name, hashlib.sha1(source).hexdigest())
+        tree = self._trees.get(key)
+        if tree is None:
+            tree = self._parser(name).parse(source)
+            self._trees[key] = tree
+        return tree
+
+
+def node_lines(node: ts.Node) -> tuple[int, int]:
+    """1-based inclusive (first, last) line of a node.
+
+    A node whose end is column 0 of a later line (it swallowed a newline) ends
+    on the line before; reporting the empty next line would misplace evidence.
+    """
+    start = node.start_point[0] + 1
+    end_row, end_col = node.end_point
+    end = end_row + 1
+    if end_col == 0 and end_row > node.start_point[0]:
+        end -= 1
+    return start, end
+
+
+def error_regions(tree: ts.Tree) -> tuple[tuple[int, int], ...]:
+    """Line ranges of ERROR nodes (outermost only) and MISSING tokens."""
+    regions: set[tuple[int, int]] = set()
+    stack = [tree.root_node]
+    while stack:
+        node = stack.pop()
+        if node.is_error:
+            regions.add(node_lines(node))
+            continue
+        if node.is_missing:
+            line = node.start_point[0] + 1
+            regions.add((line, line))
+            continue
+        if node.has_error:
+            stack.extend(node.children)
+    return tuple(sorted(regions))

@@ -1,0 +1,437 @@
+"""The cross-file view: loading modules lazily, resolving names, answering queries."""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Callable, Iterable, Iterator, Mapping
+
+import tree_sitter as ts
+
+from reviewer.typescript import syntax as sx
+from reviewer.typescript.model import Call, Callback, Expr, Function, Invocation
+from reviewer.typescript.module import Module, read_module
+from reviewer.typescript.parse import Parsers, dialect, error_regions, node_lines
+from reviewer.typescript.roles import DEFAULT_ROLES, RoleTable
+from reviewer.typescript.values import Folder, Value
+
+_JS_TO_TS = {".js": (".ts", ".tsx"), ".jsx": (".tsx", ".ts"), ".mjs": (".mts",), ".cjs": (".cts",)}
+_IDENTIFIER = re.compile(r"^[A-Za-z_$][A-Za-z0-9_$]*$")
+_MAX_PATHS = 256  # reaches() stops enumerating after this many paths
+_MAX_RESOLVE = 32  # hops through re-exports before giving up (cycles, absurd chains)
+
+
+@dataclass(frozen=True)
+class _Namespace:
+    """A module seen as a value (`import * as N`, `export * as N from`)."""
+
+    path: str
+
+
+@dataclass(frozen=True)
+class _Binding:
+    """A top-level (possibly dotted) declaration of a module."""
+
+    path: str
+    name: str
+
+
+_Symbol = _Namespace | _Binding
+
+
+class Program:
+    """The TypeScript files of one tree, parsed on demand, and queries across them.
+
+    `source(path)` supplies file text (None when absent) so the model never
+    touches a work tree: the review loads blobs from git. `changed_lines` marks
+    the lines a patch added, which `changed` on every value reports.
+    """
+
+    def __init__(
+        self,
+        source: Callable[[str], str | None],
+        changed_lines: Mapping[str, Iterable[int]] | None = None,
+        roles: RoleTable = DEFAULT_ROLES,
+    ) -> None:
+        self._source = source
+        self.changed_lines: Mapping[str, frozenset[int]] = MappingProxyType(
+            {path: frozenset(lines) for path, lines in (changed_lines or {}).items()}
+        )
+        self.roles = roles
+        self._parsers = Parsers()
+        self._texts: dict[str, str | None] = {}
+        self._modules: dict[str, Module | None] = {}
+        self._errors: dict[str, tuple[tuple[int, int], ...]] = {}
+        self._folder = Folder(self._lookup_scoped)
+
+    # -- files ------------------------------------------------------------------
+    def _text(self, path: str) -> str | None:
+        if path not in self._texts:
+            self._texts[path] = self._source(path)
+        return self._texts[path]
+
+    def module(self, path: str) -> Module | None:
+        if path in self._modules:
+            return self._modules[path]
+        grammar = dialect(path)
+        text = self._text(path) if grammar is not None else None
+        module = None
+        if grammar is not None and text is not None:
+            # surrogatepass: text decoded leniently upstream must still parse, not raise
+            tree = self._parsers.parse(grammar, text.encode("utf-8", "surrogatepass"))
+            module = read_module(path, text, tree, self, self.resolve)
+            self._errors[path] = error_regions(tree)
+        self._modules[path] = module
+        return module
+
+    def resolve(self, from_path: str, specifier: str) -> str | None:
+        if not specifier.startswith("."):
+            return None  # bare specifiers are packages, outside the repository's source
+        base = posixpath.normpath(posixpath.join(posixpath.dirname(from_path), specifier))
+        if base == ".." or base.startswith("../"):
+            return None
+        if base == ".":
+            base = ""
+        stem, ext = posixpath.splitext(base)
+        candidates = [stem + replacement for replacement in _JS_TO_TS.get(ext, ())]
+        prefix = base + "/" if base else ""
+        candidates += [base + ".ts", base + ".tsx", prefix + "index.ts", prefix + "index.tsx"]
+        if ext:
+            candidates.append(base)
+        return next((c for c in candidates if c and self._text(c) is not None), None)
+
+    def parse_errors(self, path: str) -> tuple[tuple[int, int], ...]:
+        self.module(path)
+        return self._errors.get(path, ())
+
+    def changed(self, path: str, line: int, end_line: int) -> bool:
+        lines = self.changed_lines.get(path)
+        if not lines:
+            return False
+        if end_line - line < len(lines):
+            return any(n in lines for n in range(line, end_line + 1))
+        return any(line <= n <= end_line for n in lines)
+
+    def _modules_of(self, paths: str | Iterable[str]) -> Iterator[Module]:
+        for path in sorted({paths} if isinstance(paths, str) else set(paths)):
+            module = self.module(path)
+            if module is not None:
+                yield module
+
+    # -- names --------------------------------------------------------------------
+    def qualified_head(self, module: Module, name: str) -> str:
+        """How the first segment of a reference is reported (see Call.callee)."""
+        imp = module.imports.get(name)
+        if imp is None:
+            if module.namespace and name in module.exported and name in module.declarations:
+                return f"{module.namespace}.{name}"
+            return name
+        if imp.module is None:
+            if imp.imported == "*":
+                if not imp.specifier.startswith("."):
+                    # `import * as E from "effect/Effect"` reads as `Effect`
+                    last = imp.specifier.rstrip("/").rsplit("/", 1)[-1]
+                    if _IDENTIFIER.match(last):
+                        return last
+                return name
+            return name if imp.imported == "default" else imp.imported
+        symbol = self._resolve_local(module.path, name, set())
+        if isinstance(symbol, _Namespace):
+            target = self.module(symbol.path)
+            if target is not None and target.namespace:
+                return target.namespace
+        elif isinstance(symbol, _Binding):
+            target = self.module(symbol.path)
+            if target is not None and target.namespace and symbol.name != target.namespace:
+                return f"{target.namespace}.{symbol.name}"
+            return symbol.name
+        if imp.imported in ("*", "default"):
+            return name
+        return imp.imported
+
+    def _resolve_local(self, path: str, name: str, seen: set[tuple[str, str]]) -> _Symbol | None:
+        module = self.module(path)
+        if module is None or len(seen) > _MAX_RESOLVE:
+            return None
+        if name in module.declarations:
+            return _Binding(path, name)
+        imp = module.imports.get(name)
+        if imp is not None:
+            if imp.module is None:
+                return None
+            if imp.imported == "*":
+                return _Namespace(imp.module)
+            return self._resolve_export(imp.module, imp.imported, seen)
+        if name == module.namespace:
+            return _Namespace(path)
+        return None
+
+    def _resolve_export(self, path: str, name: str, seen: set[tuple[str, str]]) -> _Symbol | None:
+        if (path, name) in seen or len(seen) > _MAX_RESOLVE:
+            return None
+        seen.add((path, name))
+        module = self.module(path)
+        if module is None:
+            return None
+        export = module.exports.get(name)
+        if export is not None:
+            if export.kind == "local":
+                return self._resolve_local(path, export.target, seen)
+            if export.kind == "namespace":
+                return _Namespace(export.module) if export.module is not None else None
+            return self._resolve_export(export.module, export.target, seen) if export.module else None
+        if name in module.exported and name in module.declarations:
+            return _Binding(path, name)
+        for star in module.star_exports:
+            found = self._resolve_export(star, name, seen)
+            if found is not None:
+                return found
+        return None
+
+    def _resolve_path(self, path: str, dotted: str) -> _Symbol | None:
+        parts = dotted.split(".")
+        seen: set[tuple[str, str]] = set()
+        symbol = self._resolve_local(path, parts[0], seen)
+        for part in parts[1:]:
+            if isinstance(symbol, _Namespace):
+                symbol = self._resolve_export(symbol.path, part, seen)
+            elif isinstance(symbol, _Binding):
+                module = self.module(symbol.path)
+                member = f"{symbol.name}.{part}"
+                symbol = _Binding(symbol.path, member) if module and member in module.declarations else None
+            else:
+                return None
+        return symbol
+
+    def _lookup_scoped(self, module: Module, dotted: str, at: ts.Node) -> tuple[Module, ts.Node] | None:
+        """Like _lookup_binding, seen from `at`: a local `const` wins, and a
+        parameter of an enclosing function hides module-level names."""
+        index = module._index
+        scope = index.enclosing_function(at)
+        head = dotted.split(".", 1)[0]
+        if scope is not None:
+            if "." not in dotted:
+                local = index.local_constant(scope, dotted)
+                if local is not None:
+                    return (module, local)
+            if index.binds(scope, head):
+                return None
+        return self._lookup_binding(module, dotted)
+
+    def _lookup_binding(self, module: Module, dotted: str) -> tuple[Module, ts.Node] | None:
+        symbol = self._resolve_path(module.path, dotted)
+        if not isinstance(symbol, _Binding):
+            return None
+        target = self.module(symbol.path)
+        node = target.declarations.get(symbol.name) if target is not None else None
+        return (target, node) if target is not None and node is not None else None
+
+    # -- functions ------------------------------------------------------------------
+    def function(self, path: str, name: str) -> Function | None:
+        module = self.module(path)
+        return module.declared_function(name) if module is not None else None
+
+    def definition(self, from_path: str, local_name: str) -> Function | None:
+        return self._definition(from_path, local_name, 0)
+
+    def _definition(self, from_path: str, local_name: str, depth: int) -> Function | None:
+        found = self._lookup_binding_path(from_path, local_name)
+        if found is None or depth > 8:
+            return None
+        module, name, node = found
+        function = module.declared_function(name)
+        if function is not None:
+            return function
+        alias = sx.dotted_path(node)  # `export const clear = release`
+        return self._definition(module.path, alias, depth + 1) if alias and alias != local_name else None
+
+    def _lookup_binding_path(self, path: str, dotted: str) -> tuple[Module, str, ts.Node] | None:
+        symbol = self._resolve_path(path, dotted)
+        if not isinstance(symbol, _Binding):
+            return None
+        module = self.module(symbol.path)
+        node = module.declarations.get(symbol.name) if module is not None else None
+        return (module, symbol.name, node) if module is not None and node is not None else None
+
+    def function_of(self, expr: Expr) -> Function | None:
+        """The function an expression denotes: inline, wrapped (`Effect.fn(..)(..)`),
+        a local binding (`const commit = () => ..`) or an imported one."""
+        inline = expr.function
+        if inline is not None:
+            return inline
+        dotted = expr.member_path
+        if dotted is None:
+            return None
+        return self._scoped_definition(expr._module, expr.enclosing_function, dotted, expr._node)
+
+    def _scoped_definition(self, module: Module, scope: Function | None, dotted: str, at: ts.Node) -> Function | None:
+        """Resolve `dotted` as seen from `at` inside `scope`: local functions first;
+        a parameter or local variable shadows module and imported names; inside
+        `namespace N { }` a bare name may be the namespace's member `N.name`."""
+        head, _, rest = dotted.partition(".")
+        index = module._index
+        if not rest:
+            local = index.local_function(scope, dotted)
+            if local is not None:
+                return local
+        if index.binds(scope, head):
+            return None
+        member = module.scoped_declaration(at, head)
+        if member is not None:
+            return self.definition(module.path, f"{member}.{rest}" if rest else member)
+        return self.definition(module.path, dotted)
+
+    # -- queries --------------------------------------------------------------------
+    def calls(self, names: str | Iterable[str], paths: str | Iterable[str]) -> list[Call]:
+        wanted = {names} if isinstance(names, str) else set(names)
+        return [call for module in self._modules_of(paths) for call in module.calls() if call.callee in wanted]
+
+    def callbacks(self, prop: str, paths: str | Iterable[str]) -> list[Callback]:
+        out: list[Callback] = []
+        for module in self._modules_of(paths):
+            index = module._index
+            for member in index.properties:
+                if member.key != prop:
+                    continue
+                value = Expr(module, member.value)
+                line, end_line = node_lines(member.node)
+                out.append(
+                    Callback(
+                        prop=prop,
+                        path=module.path,
+                        line=line,
+                        end_line=end_line,
+                        value=value,
+                        function=self.function_of(value),
+                        owner=Expr(module, member.owner),
+                    )
+                )
+        return out
+
+    def invocations(self, prop: str, paths: str | Iterable[str]) -> list[Invocation]:
+        out: list[Invocation] = []
+        for module in self._modules_of(paths):
+            index = module._index
+            for node in index.member_reads(prop):
+                parent = node.parent
+                if parent is not None and parent.type in ("assignment_expression", "augmented_assignment_expression"):
+                    if sx.field(parent, "left") == node:
+                        continue  # `x.prop = ..` defines, it does not invoke
+                line, end_line = node_lines(node)
+                out.append(
+                    Invocation(
+                        prop=prop,
+                        path=module.path,
+                        line=line,
+                        end_line=end_line,
+                        expr=Expr(module, node),
+                        enclosing=index.enclosing_function(node),
+                        call=index.call_at(_host_call(node)),
+                    )
+                )
+        return out
+
+    def value(self, path: str, identifier: str) -> Value | None:
+        module = self.module(path)
+        found = self._lookup_binding(module, identifier) if module is not None else None
+        if found is None:
+            return None
+        target_module, node = found
+        return self._folder.value(target_module, node)
+
+    def fold(self, expr: Expr) -> Value | None:
+        """The constant value of an arbitrary expression, if it folds."""
+        return self._folder.value(expr._module, expr._node)
+
+    def duration_ms(self, expr: Expr) -> float | None:
+        return self._folder.duration_ms(expr._module, expr._node)
+
+    # -- reachability -----------------------------------------------------------------
+    def reaches(
+        self, start: Function | Expr, target: str | Iterable[str], max_depth: int = 4
+    ) -> list[tuple[Call, ...]]:
+        targets = {target} if isinstance(target, str) else set(target)
+        body = start.all_calls if isinstance(start, Function) else start.calls
+        scope = set(self.changed_lines) | {start.path}
+        visited = {_key(start)} if isinstance(start, Function) else set()
+        found: list[tuple[Call, ...]] = []
+        self._reach(body, targets, (), frozenset(visited), max_depth, scope, found)
+        return found
+
+    def _reach(
+        self,
+        body: tuple[Call, ...],
+        targets: set[str],
+        prefix: tuple[Call, ...],
+        visited: frozenset[tuple[str, int]],
+        budget: int,
+        scope: set[str],
+        found: list[tuple[Call, ...]],
+    ) -> None:
+        for call in body:
+            if len(found) >= _MAX_PATHS:
+                return
+            if call.callee in targets:
+                found.append((*prefix, call))
+                continue
+            if budget <= 0:
+                continue
+            for function in self._entered(call, scope | {call.path}):
+                key = _key(function)
+                if key in visited:
+                    continue
+                self._reach(function.all_calls, targets, (*prefix, call), visited | {key}, budget - 1, scope, found)
+
+    def _entered(self, call: Call, scope: set[str]) -> list[Function]:
+        """Functions control may enter from `call`: its definition, and functions
+        handed to it by reference (as arguments or object-literal values)."""
+        out: list[Function] = []
+        callee_path = sx.dotted_path(sx.field(call._node, "function"))
+        if callee_path is not None:
+            defined = self._scoped_definition(call._module, call.enclosing, callee_path, call._node)
+            if defined is not None:
+                out.append(defined)
+            elif "." in callee_path and call.method in self.roles.commit_hooks:
+                out.extend(self._hooks(call.method, scope))
+        for reference in _references(call.args):
+            function = self.function_of(reference)
+            if function is not None:
+                out.append(function)
+            else:
+                dotted = reference.member_path or ""
+                prop = dotted.rsplit(".", 1)[-1]
+                if "." in dotted and prop in self.roles.commit_hooks:
+                    out.extend(self._hooks(prop, scope))
+        return out
+
+    def _hooks(self, prop: str, scope: set[str]) -> list[Function]:
+        """Commit hooks named `prop` defined in the reviewed files: what an
+        opaque `hooks.prop()` may run."""
+        return [cb.function for cb in self.callbacks(prop, scope) if cb.function is not None]
+
+
+def _key(function: Function) -> tuple[str, int]:
+    return (function.path, function._node.start_byte)
+
+
+def _references(args: tuple[Expr, ...], depth: int = 0) -> Iterator[Expr]:
+    """Identifier/member arguments, including inside object and array literals."""
+    for arg in args:
+        if arg.kind in ("identifier", "member_expression", "shorthand_property_identifier"):
+            yield arg
+        elif arg.kind == "object" and depth < 3:
+            yield from _references(tuple(value for _, value in arg.props), depth + 1)
+        elif arg.kind == "array" and depth < 3:
+            yield from _references(arg.elements, depth + 1)
+
+
+def _host_call(node: ts.Node) -> ts.Node | None:
+    """The innermost call whose callee or arguments contain `node`, within its function."""
+    for ancestor in sx.ancestors(node):
+        if ancestor.type in sx.FUNCTION_TYPES:
+            return None
+        if ancestor.type == "call_expression":
+            return ancestor
+    return None
