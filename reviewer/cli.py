@@ -293,8 +293,38 @@ def main(argv: Sequence[str] | None = None) -> int:
     import signal
     import threading
 
-    if threading.current_thread() is threading.main_thread():
-        signal.signal(signal.SIGTERM, _on_sigterm)
+    on_main_thread = threading.current_thread() is threading.main_thread()
+    held = {signal.SIGTERM, signal.SIGINT}
+    # Every temporary file of this run lives under one directory, removed at
+    # the end with signals held off: a signal that interrupts an inner
+    # cleanup can then never leave anything behind.
+    if on_main_thread:
+        signal.pthread_sigmask(signal.SIG_BLOCK, held)
+    previous_term = signal.signal(signal.SIGTERM, _on_sigterm) if on_main_thread else None
+    previous_tempdir = tempfile.tempdir
+    scratch = tempfile.mkdtemp(prefix="reviewer-")
+    tempfile.tempdir = scratch
+    try:
+        if on_main_thread:
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, held)
+        return _dispatch(argv)
+    finally:
+        if on_main_thread:
+            signal.pthread_sigmask(signal.SIG_BLOCK, held)
+        import shutil
+
+        shutil.rmtree(scratch, ignore_errors=True)
+        tempfile.tempdir = previous_tempdir
+        if on_main_thread:
+            # A signal that arrived during cleanup is moot: the run is over.
+            previous_int = signal.signal(signal.SIGINT, signal.SIG_IGN)
+            signal.signal(signal.SIGTERM, signal.SIG_IGN)
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, held)
+            signal.signal(signal.SIGINT, previous_int)
+            signal.signal(signal.SIGTERM, previous_term if previous_term is not None else signal.SIG_DFL)
+
+
+def _dispatch(argv: Sequence[str] | None) -> int:
     try:
         args = build_parser().parse_args(argv)
         if args.command == "review":
