@@ -1,0 +1,783 @@
+"""terminal-commit-order: no success terminal after a failure, no terminal before tools settle.
+
+DESIGN.md family 2. A step ends with exactly one terminal event. A failed step
+must never also end successfully (Step.Ended after Step.Failed, or from a
+failure handler). The terminal commit that marks the execution `safe` tells
+startup recovery that every tool outcome is durable, so it must come after
+tool settlement on the same path; and recovery must not drop a `safe` claim
+without reconciling tools, since a crash can land between the two.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
+
+from reviewer.model import Finding, InvariantStatus, Location, Severity
+from reviewer.registry import CheckSpec, Family, Outcome
+from reviewer.typescript import Call, Callback, Function, Module, Program, Role
+
+from reviewer.rules import _effect as fx
+
+if TYPE_CHECKING:
+    from reviewer.context import ReviewContext
+
+FAMILY_ID = "terminal-commit-order"
+
+DEFAULTS: Mapping[str, Any] = {
+    # Events that end a step successfully / with a failure (first argument of a publish).
+    "success_events": ["SessionEvent.Step.Ended", "Step.Ended"],
+    "failure_events": ["SessionEvent.Step.Failed", "Step.Failed"],
+    # `case "<label>":` branches that handle a failure.
+    "failure_cases": ["provider-error", "error"],
+    # Commit-hook properties of a terminal event, and the phase that marks the execution safe.
+    "terminal_hooks": ["terminalCommit"],
+    "phase_key": "phase",
+    "safe_phase": "safe",
+    # Calls that settle tool outcomes; all must precede a terminal commit on its path.
+    "settle_tools": ["failUnsettledTools", "awaitToolFibers"],
+    # Where hook definitions may live when only their invoker changed (globs).
+    "hook_paths": ["packages/core/src/session/**"],
+    # Startup recovery files, and what reconciles tools there.
+    "recovery_paths": ["packages/core/src/session/recovery.ts"],
+    "reconcile": ["reconcileTools", "failUnsettledTools", "SessionTools.reconcile"],
+    # Calls that delete an execution claim.
+    "release": ["SessionExecutionClaim.clear", "SessionExecutionClaim.release", "SessionExecutionClaim.consumeSuspended"],
+    "ignore_paths": ["**/test/**", "**/*.test.ts", "**/*.spec.ts", "**/__tests__/**"],
+}
+
+CHECKS: tuple[CheckSpec, ...] = (
+    CheckSpec(
+        id=f"{FAMILY_ID}/success-after-failure",
+        severity=Severity.MUST_FIX,
+        title="Success terminal after a failure",
+        summary="Step.Ended (or a helper publishing it) runs after Step.Failed on the same path, or inside a failure handler.",
+        why=(
+            "A step has exactly one terminal outcome. Publishing Step.Ended after Step.Failed (or from a catch "
+            "handler / provider-error branch) records a failed step as finished, so the Session continues as if "
+            "the model's answer were complete and the failure is lost from the durable history."
+        ),
+        bad=(
+            "case \"provider-error\":\n"
+            "  yield* awaitToolFibers()\n"
+            "  yield* failUnsettledTools(\"Tool outcome unknown after provider error\")\n"
+            "  yield* endAssistant(\"error\")   // publishes Step.Ended"
+        ),
+        good=(
+            "case \"provider-error\":\n"
+            "  yield* awaitToolFibers()\n"
+            "  yield* failUnsettledTools(\"Tool outcome unknown after provider error\")\n"
+            "  yield* failAssistant(event.message)   // publishes Step.Failed"
+        ),
+    ),
+    CheckSpec(
+        id=f"{FAMILY_ID}/terminal-before-tools",
+        severity=Severity.MUST_FIX,
+        title="Terminal commit marks safe before tools settle",
+        summary="A terminal publish whose commit sets phase \"safe\" runs before awaitToolFibers/failUnsettledTools on its path.",
+        why=(
+            "`phase: \"safe\"` tells startup recovery that every tool outcome of the step is durable. If the "
+            "process crashes after the terminal commit but before running tools finish or unsettled tools are "
+            "failed, recovery trusts `safe`, drops the claim, and those tools stay `running` forever with their "
+            "side effects unrecorded."
+        ),
+        bad=(
+            "case \"provider-error\":\n"
+            "  yield* failAssistant(event.message)   // Step.Failed commits phase: \"safe\"\n"
+            "  yield* awaitToolFibers()\n"
+            "  yield* failUnsettledTools(\"Tool outcome unknown after provider error\")"
+        ),
+        good=(
+            "case \"provider-error\":\n"
+            "  yield* awaitToolFibers()\n"
+            "  yield* failUnsettledTools(\"Tool outcome unknown after provider error\")\n"
+            "  yield* failAssistant(event.message)"
+        ),
+    ),
+    CheckSpec(
+        id=f"{FAMILY_ID}/recovery-clears-safe-unreconciled",
+        severity=Severity.MUST_FIX,
+        title="Recovery clears a safe claim without reconciling tools",
+        summary="Startup recovery deletes a claim in phase \"safe\" with no reconcileTools call before it on the path.",
+        why=(
+            "A crash can land between the terminal commit and the tool outcomes (or a patch can commit safe too "
+            "early). Recovery is the last chance to record those outcomes; clearing the claim first leaves the "
+            "tools unknown and nothing ever revisits them."
+        ),
+        bad=(
+            "if (row.phase === \"safe\") {\n"
+            "  yield* SessionExecutionClaim.clear(db, claim)\n"
+            "  return\n"
+            "}"
+        ),
+        good=(
+            "if (row.phase === \"safe\" || row.phase === \"interrupted\") {\n"
+            "  yield* dependencies.reconcileTools(row.session_id, row.assistant_message_id)\n"
+            "  yield* SessionExecutionClaim.clear(db, claim)\n"
+            "  return\n"
+            "}"
+        ),
+    ),
+    CheckSpec(
+        id=f"{FAMILY_ID}/parse-error",
+        severity=Severity.CONSIDER,
+        title="Unparsed code in a file with terminal commits",
+        summary="The TypeScript parser left an ERROR region (untouched, or changed but without the family's idioms) in a file this family inspects.",
+        why="Rules run on the partial tree; terminal publishes or tool settlement inside an ERROR region are invisible to them.",
+        bad="interface KeyedMutex<in Key> { ... }   // variance annotation the grammar does not parse",
+        good="(nothing to change; review the region by hand)",
+    ),
+)
+
+
+# ------------------------------------------------------------------ options
+
+
+@dataclass(frozen=True)
+class Options:
+    success_events: tuple[str, ...]
+    failure_events: tuple[str, ...]
+    failure_cases: tuple[str, ...]
+    terminal_hooks: tuple[str, ...]
+    phase_key: str
+    safe_phase: str
+    settle_tools: tuple[str, ...]
+    hook_paths: tuple[str, ...]
+    recovery_paths: tuple[str, ...]
+    reconcile: tuple[str, ...]
+    release: tuple[str, ...]
+    ignore_paths: tuple[str, ...]
+
+
+def _options(raw: Mapping[str, Any]) -> Options:
+    def get(name: str) -> Any:
+        return raw.get(name, DEFAULTS[name])
+
+    return Options(
+        success_events=fx.strings(get("success_events")),
+        failure_events=fx.strings(get("failure_events")),
+        failure_cases=fx.strings(get("failure_cases")),
+        terminal_hooks=fx.strings(get("terminal_hooks")),
+        phase_key=str(get("phase_key")),
+        safe_phase=str(get("safe_phase")),
+        settle_tools=fx.strings(get("settle_tools")),
+        hook_paths=fx.strings(get("hook_paths")),
+        recovery_paths=fx.strings(get("recovery_paths")),
+        reconcile=fx.strings(get("reconcile")),
+        release=fx.strings(get("release")),
+        ignore_paths=fx.strings(get("ignore_paths")),
+    )
+
+
+@dataclass
+class Scan:
+    ctx: "ReviewContext"
+    program: Program
+    opts: Options
+    changed: tuple[str, ...]
+    scope: tuple[str, ...]  # changed files and the files they import
+    findings: list[Finding]
+    facts: list[str]
+    # settle step short name -> every callee spelling seen for it (`publisher.failUnsettledTools`, ...)
+    settle_callees: dict[str, set[str]]
+
+
+# ------------------------------------------------------------------ publishes and helpers
+
+
+def _event_of(call: Call) -> str | None:
+    """The event a publish call commits: its first argument as a dotted name."""
+    args = fx.safe(lambda: call.args, ())
+    if len(args) < 2:
+        return None
+    return args[0].member_path
+
+
+def _publishes(scan: Scan, events: Sequence[str]) -> list[Call]:
+    out = [c for c in fx.iter_calls(scan.program, scan.scope) if fx.matches(_event_of(c), events)]
+    return sorted(out, key=fx.key)
+
+
+def _helpers(publishes: Iterable[Call], other: Iterable[Call]) -> dict[str, Function]:
+    """Named functions that publish one kind of terminal (and never the other): `endAssistant`."""
+    other_fns = {id(fx.outer_named(c.enclosing, ("commit",))) for c in other}
+    out: dict[str, Function] = {}
+    for call in publishes:
+        fn = fx.outer_named(call.enclosing, ("commit",))
+        if fn is not None and fn.name and id(fn) not in other_fns:
+            out.setdefault(fn.name, fn)
+    return out
+
+
+def _sites(scan: Scan, publishes: Sequence[Call], helpers: Mapping[str, Function]) -> list[Call]:
+    """Direct publishes plus calls of the helpers that make them (outside the helpers themselves)."""
+    out = list(publishes)
+    for call in fx.iter_calls(scan.program, scan.changed):
+        if call.method in helpers and fx.outer_named(call.enclosing, ("commit",)) is not helpers[call.method]:
+            out.append(call)
+    return sorted({fx.key(c): c for c in out}.values(), key=fx.key)
+
+
+def _in_scope(scan: Scan, call: Call) -> bool:
+    """The patch touched this call or the named function around it."""
+    if call.path not in scan.changed:
+        return False
+    if call.changed:
+        return True
+    fn = fx.named_function(call.enclosing)
+    touched = scan.ctx.changeset.file(call.path)
+    return fn is not None and touched is not None and touched.touches(fn.line, fn.end_line)
+
+
+# ------------------------------------------------------------------ check 1: success after failure
+
+
+def _check_success_after_failure(scan: Scan) -> None:
+    opts = scan.opts
+    successes = _publishes(scan, opts.success_events)
+    failures = _publishes(scan, opts.failure_events)
+    success_helpers = _helpers(successes, failures)
+    failure_helpers = _helpers(failures, successes)
+    success_sites = _sites(scan, successes, success_helpers)
+    failure_sites = _sites(scan, failures, failure_helpers)
+    checked = 0
+    for site in success_sites:
+        if not _in_scope(scan, site):
+            continue
+        checked += 1
+        reason, related = _after_failure(scan, site, failure_sites)
+        if reason is None:
+            continue
+        what = _what(site, success_helpers)
+        scan.findings.append(
+            scan.ctx.finding(
+                "success-after-failure",
+                title=f"{what} published {reason.split(':', 1)[0]}",
+                message=(
+                    f"{what} at {site.path}:{site.line} ends the step successfully {reason.split(':', 1)[1].strip()}. "
+                    "A failed step must end with Step.Failed only; publish the failure terminal (or re-fail) here."
+                ),
+                location=fx.call_loc(site),
+                related=fx.unique_sorted(related + _helper_locations(site, success_helpers, "publishes Step.Ended")),
+                failure_sequence=[
+                    "the provider or a tool fails during the step",
+                    f"the failure path publishes {what}, a success terminal",
+                    "the step is recorded as finished and the Session continues on a failed answer",
+                    "the failure is missing (or contradicted) in the durable history that replays after a restart",
+                ],
+                anchor=f"{site.normalized}:{reason.split(':', 1)[0]}",
+            )
+        )
+    scan.facts.append(f"{checked} changed success terminal(s), none after a failure")
+
+
+def _after_failure(scan: Scan, site: Call, failure_sites: Sequence[Call]) -> tuple[str | None, list[Location]]:
+    opts = scan.opts
+    if site.case_label is not None and site.case_label in opts.failure_cases:
+        return f'in a failure branch: in the `case "{site.case_label}":` branch', []
+    if Role.FAILURE_HANDLER in site.roles:
+        handler = fx.named_function(site.enclosing)
+        return "inside a failure handler: inside a failure handler (catch/orElse callback)", (
+            [fx.fn_loc(site.enclosing, "the failure handler")] if site.enclosing is not None and handler is None else []
+        )
+    for failure in failure_sites:
+        if fx.safe(lambda: failure.precedes(site), False) and not _exits_after(scan, failure, site):
+            return (
+                f"after Step.Failed: after `{failure.callee_text}` at line {failure.line} already failed it",
+                [fx.call_loc(failure, "the failure terminal published first on the same path")],
+            )
+    return None, []
+
+
+_EXIT = ("return", "throw", "continue", "break")
+
+
+def _exits_after(scan: Scan, failure: Call, site: Call) -> bool:
+    """Does the failure's block leave the function (return/throw) before reaching `site`?
+
+    `precedes` is branch-aware but not exit-aware: in
+    `if (err) { yield* failAssistant(m); return }  yield* endAssistant(f)` the
+    two never run on one path. Reads the lines between the two calls: an exit
+    statement at the failure's indentation (inside its block) ends that path.
+    """
+    module = scan.program.module(failure.path)
+    if module is None:
+        return False
+    lines = module.text.splitlines()
+    if not (1 <= failure.line <= len(lines)):
+        return False
+    head = lines[failure.line - 1]
+    before = head[: max(head.find(failure.callee_text), 0)]
+    if any(fx.word_in(word, before) for word in ("return", "throw")):
+        return True  # `return yield* failAssistant(..)`
+    indent = len(head) - len(head.lstrip())
+    for raw in lines[failure.end_line : site.line - 1]:
+        text = raw.strip()
+        if not text or text.startswith(("//", "/*", "*")):
+            continue
+        level = len(raw) - len(raw.lstrip())
+        if level < indent:
+            return False  # the failure's block closed without leaving
+        if text.split("(", 1)[0].split(" ", 1)[0] in _EXIT:
+            return True
+    return False
+
+
+def _what(site: Call, helpers: Mapping[str, Function]) -> str:
+    if site.method in helpers and _event_of(site) is None:
+        return f"`{site.callee_text}` (Step.Ended)"
+    return f"`{_event_of(site) or site.callee_text}`"
+
+
+def _helper_locations(site: Call, helpers: Mapping[str, Function], note: str) -> list[Location]:
+    fn = helpers.get(site.method)
+    if fn is None or _event_of(site) is not None:
+        return []
+    return [fx.fn_loc(fn, f"`{fn.name}` {note}")]
+
+
+# ------------------------------------------------------------------ check 2: terminal before tools
+
+
+@dataclass(frozen=True)
+class SafeHook:
+    callback: Callback
+    line: int  # the `phase: "safe"` line
+
+
+def _safe_hooks(scan: Scan) -> list[SafeHook]:
+    """Terminal-commit hooks whose body writes `phase: "safe"` (directly or via a helper's argument)."""
+    program, opts = scan.program, scan.opts
+    paths = set(scan.scope)
+    for path in fx.tree_paths(scan.ctx, opts.hook_paths):
+        text = scan.ctx.patched.text(path) or ""
+        if any(hook in text for hook in opts.terminal_hooks):
+            paths.add(path)
+    paths = {p for p in paths if not fx.path_matches(p, opts.ignore_paths)}
+    out: list[SafeHook] = []
+    for hook in opts.terminal_hooks:
+        for cb in fx.safe(lambda: program.callbacks(hook, sorted(paths)), []):
+            calls = list(fx.safe(lambda: cb.value.calls, ()))
+            if cb.function is not None:
+                calls += list(fx.safe(lambda: cb.function.all_calls, ()))
+            line = next((ln for ln in (_safe_line(c, opts) for c in calls) if ln is not None), None)
+            if line is not None:
+                out.append(SafeHook(cb, line))
+    return sorted(out, key=lambda h: (h.callback.path, h.callback.line))
+
+
+def _safe_line(call: Call, opts: Options) -> int | None:
+    for arg in fx.safe(lambda: call.args, ()):
+        value = fx.safe(lambda: arg.prop(opts.phase_key), None)
+        if value is not None and value.string_value == opts.safe_phase:
+            return value.line
+    return None
+
+
+def _check_terminal_before_tools(scan: Scan) -> list[Call]:
+    """Returns the early terminal sites (recovery findings point at them)."""
+    program, opts = scan.program, scan.opts
+    hooks = _safe_hooks(scan)
+    if not hooks:
+        scan.facts.append(f"no {'/'.join(opts.terminal_hooks)} hook marks the execution {opts.safe_phase}")
+        return []
+    terminal_publishes: list[Call] = []
+    for hook in opts.terminal_hooks:
+        for inv in fx.safe(lambda: program.invocations(hook, scan.scope), []):
+            host = _host_publish(scan, inv.path, inv.line)
+            if host is not None:
+                terminal_publishes.append(host)
+    terminal_publishes = sorted({fx.key(c): c for c in terminal_publishes}.values(), key=fx.key)
+    early: list[Call] = []
+    checked = 0
+    for publish in terminal_publishes:
+        helper = fx.outer_named(publish.enclosing, ("commit",))
+        callers = _callers(scan, helper) if helper is not None and not _settled_before(scan, publish) else []
+        sites = callers if callers else [publish]
+        for site in sites:
+            if not _in_scope(scan, site) or not _tool_context(scan, site):
+                continue
+            if not (_failure_context(scan, site) or _settles_somewhere(scan, site)):
+                continue  # e.g. an early "no model" failure before any tool could start
+            checked += 1
+            missing = _unsettled(scan, site)
+            if not missing:
+                continue
+            early.append(site)
+            scan.findings.append(_before_tools_finding(scan, site, publish, helper if callers else None, missing, hooks))
+    scan.facts.append(
+        f"{checked} changed terminal commit(s) marking `{opts.phase_key}: \"{opts.safe_phase}\"`, each after "
+        f"{' + '.join(f'`{fx.last(n)}`' for n in opts.settle_tools)}"
+    )
+    return early
+
+
+def _host_publish(scan: Scan, path: str, line: int) -> Call | None:
+    """The publish call whose options carry the commit invoking the hook at `line`."""
+    module = scan.program.module(path)
+    if module is None:
+        return None
+    best: Call | None = None
+    for call in fx.safe(module.calls, ()):
+        if call.line <= line <= call.end_line and _event_of(call) is not None:
+            if best is None or (call.line, -call.end_line) > (best.line, -best.end_line):
+                best = call
+    return best
+
+
+def _callers(scan: Scan, helper: Function) -> list[Call]:
+    """Calls of the helper by name in the changed files and the files around them."""
+    out = []
+    for call in fx.iter_calls(scan.program, scan.scope):
+        if call.method == helper.name and fx.outer_named(call.enclosing, ("commit",)) is not helper:
+            if call.callee == helper.name or "." in call.callee:
+                out.append(call)
+    return sorted(out, key=fx.key)
+
+
+def _settled_before(scan: Scan, call: Call) -> bool:
+    return not _unsettled(scan, call)
+
+
+def _unsettled(scan: Scan, site: Call) -> list[str]:
+    """Settle steps (of those this code can reach) that do not run before `site` on its path."""
+    fn = site.enclosing
+    calls = fn.calls if fn is not None else ()
+    before = [c for c in calls if fx.safe(lambda: c.precedes(site), False)]
+    missing = []
+    for name in _available_settles(scan, site):
+        short = fx.last(name)
+        if any(c.method == short or fx.matches(c.callee, (name,)) for c in before):
+            continue
+        if any(_settles_via_helper(scan, c, short) for c in before):
+            continue
+        missing.append(short)
+    return missing
+
+
+def _settles_via_helper(scan: Scan, call: Call, short: str) -> bool:
+    """`yield* settleAll()` where the helper (followed up to 2 calls deep) awaits/fails the tools."""
+    targets = scan.settle_callees.get(short)
+    if not targets:
+        return False
+    return bool(fx.safe(lambda: scan.program.reaches(call.expr, sorted(targets), max_depth=2), []))
+
+
+def _failure_context(scan: Scan, site: Call) -> bool:
+    """A failure branch or handler: where a provider error meets tools still in flight."""
+    return (site.case_label is not None and site.case_label in scan.opts.failure_cases) or Role.FAILURE_HANDLER in site.roles
+
+
+def _settles_somewhere(scan: Scan, site: Call) -> bool:
+    """The site's own body settles tools somewhere (so settlement belongs to this path, just not first)."""
+    fn = site.enclosing
+    shorts = {fx.last(n) for n in scan.opts.settle_tools}
+    return fn is not None and any(c.method in shorts for c in fn.calls)
+
+
+def _tool_context(scan: Scan, site: Call) -> bool:
+    """Tools can be running here: some enclosing function knows a settle step.
+
+    Keeps a UI helper that happens to be called `failAssistant` out of the check.
+    """
+    return bool(_available_settles(scan, site))
+
+
+def _available_settles(scan: Scan, site: Call) -> list[str]:
+    """The settle steps the code around `site` can call (named in its outermost function).
+
+    A compaction stream with local tools but no hosted ones only has
+    `awaitToolFibers`; requiring `failUnsettledTools` there would be noise.
+    """
+    outer = site.enclosing
+    while outer is not None and outer.parent is not None:
+        outer = outer.parent
+    if outer is None:
+        return []
+    text = outer.body_text_normalized
+    return [name for name in scan.opts.settle_tools if fx.word_in(fx.last(name), text)]
+
+
+def _before_tools_finding(
+    scan: Scan, site: Call, publish: Call, helper: Function | None, missing: Sequence[str], hooks: Sequence[SafeHook]
+) -> Finding:
+    opts = scan.opts
+    event = _event_of(publish) or "the terminal event"
+    where = f' in the `case "{site.case_label}":` branch' if site.case_label else ""
+    if Role.FAILURE_HANDLER in site.roles and not site.case_label:
+        where = " in a failure handler"
+    later = [
+        c
+        for c in (site.enclosing.calls if site.enclosing is not None else ())
+        if c.method in {fx.last(n) for n in opts.settle_tools} and fx.safe(lambda: site.precedes(c), False)
+    ]
+    related: list[Location] = []
+    if helper is not None:
+        related.append(fx.fn_loc(helper, f"`{helper.name}` publishes `{event}` with the terminal commit (:{publish.line})"))
+    for hook in hooks:
+        cb = hook.callback
+        related.append(fx.loc(cb.path, cb.line, cb.end_line, f"`{cb.prop}` writes `{opts.phase_key}: \"{opts.safe_phase}\"`"))
+    for call in later:
+        related.append(fx.call_loc(call, f"`{call.callee_text}` runs only after the terminal commit"))
+    related.extend(_recovery_sites(scan))
+    after = f" ({', '.join(f'`{c.callee_text}` at :{c.line}' for c in later)} only after it)" if later else ""
+    return scan.ctx.finding(
+        "terminal-before-tools",
+        title=f"`{event}` commits {opts.phase_key} \"{opts.safe_phase}\" before tools settle",
+        message=(
+            f"`{site.callee_text}` at {site.path}:{site.line}{where} publishes `{event}`, whose terminal commit marks "
+            f"the execution `{opts.phase_key}: \"{opts.safe_phase}\"`, before {', '.join(f'`{m}`' for m in missing)} on "
+            f"the same path{after}. Startup recovery trusts `{opts.safe_phase}` to mean every tool outcome is durable. "
+            "Await the tool fibers and fail unsettled tools first, then publish the terminal."
+        ),
+        location=fx.call_loc(site),
+        related=fx.unique_sorted(related),
+        failure_sequence=[
+            "the provider starts a local tool or records a hosted tool call, then reports an error",
+            f"`{event}` commits `{opts.phase_key}: \"{opts.safe_phase}\"` while the tool is still running or unsettled",
+            "the process crashes before the tool fibers finish or the unsettled tools are failed",
+            f"recovery sees `{opts.safe_phase}` and clears the claim; the tool stays `running` forever and its side "
+            "effects are never recorded",
+        ],
+        anchor=f"{site.normalized}:{event}",
+    )
+
+
+def _recovery_sites(scan: Scan) -> list[Location]:
+    """Where recovery acts on `safe` (evidence that an early safe is trusted)."""
+    out = []
+    for path in fx.tree_paths(scan.ctx, scan.opts.recovery_paths):
+        module = scan.program.module(path)
+        if module is None:
+            continue
+        for call in fx.safe(module.calls, ()):
+            if fx.matches(call.callee, scan.opts.release) and _mentions_safe(scan, call):
+                out.append(fx.call_loc(call, f"recovery clears claims in phase `{scan.opts.safe_phase}`"))
+                break
+    return out
+
+
+# ------------------------------------------------------------------ check 3: recovery clears safe
+
+
+def _check_recovery(scan: Scan, early: Sequence[Call]) -> None:
+    opts = scan.opts
+    paths = [p for p in scan.changed if fx.path_matches(p, opts.recovery_paths)]
+    checked = 0
+    for call in sorted(fx.iter_calls(scan.program, paths), key=fx.key):
+        if not fx.matches(call.callee, opts.release) or not _in_scope(scan, call):
+            continue
+        if not _mentions_safe(scan, call):
+            continue
+        checked += 1
+        if _reconciled_before(scan, call):
+            continue
+        fn = fx.named_function(call.enclosing)
+        related = [fx.fn_loc(fn, f"`{fn.name}` handles phase `{opts.safe_phase}` without reconciling first")] if fn else []
+        related += [fx.call_loc(site, f"`{opts.safe_phase}` can be committed with tools unsettled") for site in early]
+        scan.findings.append(
+            scan.ctx.finding(
+                "recovery-clears-safe-unreconciled",
+                title=f"Recovery drops a `{opts.safe_phase}` claim without reconciling tools",
+                message=(
+                    f"`{call.callee}` at {call.path}:{call.line} deletes a claim recovered in phase "
+                    f"`{opts.safe_phase}` with no {' / '.join(f'`{fx.last(r)}`' for r in opts.reconcile)} before it on "
+                    "the same path. A crash between the terminal commit and the tool outcomes leaves tools unsettled "
+                    "under a safe claim; reconcile them before the claim is dropped."
+                ),
+                location=fx.call_loc(call),
+                related=fx.unique_sorted(related),
+                failure_sequence=[
+                    f"a step commits `{opts.safe_phase}` and the process crashes before every tool outcome is durable",
+                    f"startup recovery takes the expired claim over and sees phase `{opts.safe_phase}`",
+                    f"it calls `{fx.last(call.callee)}` without reconciling tools",
+                    "the tool calls stay `running`/unknown for good and nothing revisits them",
+                ],
+                anchor=call.normalized,
+            )
+        )
+    if paths:
+        scan.facts.append(f"{checked} recovery release(s) of `{opts.safe_phase}` claims, each after tool reconciliation")
+
+
+def _mentions_safe(scan: Scan, call: Call) -> bool:
+    """Can a claim in the safe phase reach this release?
+
+    Reads the `if`/`case` headers enclosing the call (by indentation, since the
+    model has no statements) and the early-exit guards before it in its block:
+    `if (row.phase === "safe")` or `if (row.phase !== "safe") continue` put it on
+    the safe path; a header that only tests other phases (`=== "ready"`) takes
+    it off. With no phase test around it, a function that names the safe phase
+    at all is assumed to let safe rows through.
+    """
+    fn = fx.named_function(call.enclosing) or call.enclosing
+    if fn is None:
+        return False
+    phase = re.escape(scan.opts.safe_phase)
+    safe_literal = re.compile(r"[\"'`]" + phase + r"[\"'`]")
+    if not safe_literal.search(fn.body_text_normalized):
+        return False
+    module = scan.program.module(call.path)
+    if module is None:
+        return True
+    headers, guards = _branch_context(module.text.splitlines(), call.line, fn.line)
+    equal_safe = re.compile(r"===?\s*[\"'`]" + phase + r"[\"'`]|[\"'`]" + phase + r"[\"'`]\s*===?")
+    not_safe = re.compile(r"!==?\s*[\"'`]" + phase + r"[\"'`]|[\"'`]" + phase + r"[\"'`]\s*!==?")
+    other_equal = re.compile(r"===?\s*[\"'`](?!" + phase + r"[\"'`])[\w-]+[\"'`]")
+    if any(equal_safe.search(h) or (h.startswith("case") and safe_literal.search(h)) for h in headers):
+        return True
+    if any(not_safe.search(g) for g in guards):
+        return True
+    if any(other_equal.search(h) or (h.startswith("case") and not safe_literal.search(h)) for h in headers):
+        return False
+    if any(not_safe.search(h) for h in headers):
+        return False  # `if (phase !== "safe") { release }`
+    return True
+
+
+_EXIT_WORDS = ("return", "continue", "break", "throw")
+
+
+def _branch_context(lines: list[str], line: int, stop: int) -> tuple[list[str], list[str]]:
+    """(enclosing if/case headers, early-exit guards of the same block) above `line`."""
+    if not (1 <= line <= len(lines)):
+        return [], []
+    current = lines[line - 1]
+    threshold = len(current) - len(current.lstrip())
+    headers: list[str] = []
+    guards: list[str] = []
+    for number in range(line - 1, max(stop, 1) - 1, -1):
+        raw = lines[number - 1]
+        text = raw.strip()
+        if not text or text.startswith(("//", "/*", "*")):
+            continue
+        indent = len(raw) - len(raw.lstrip())
+        if indent < threshold:
+            head = text.lstrip("} ")
+            if head.startswith(("if", "else if", "case", "default")):
+                headers.append(head)
+            threshold = indent
+        elif indent == threshold and text.startswith("if") and any(
+            re.search(r"\)\s*" + word + r"\b", text) for word in _EXIT_WORDS
+        ):
+            guards.append(text)
+    return headers, guards
+
+
+def _reconciled_before(scan: Scan, call: Call) -> bool:
+    fn = call.enclosing
+    if fn is None:
+        return False
+    shorts = {fx.last(r) for r in scan.opts.reconcile}
+    for other in fn.all_calls:
+        if (other.method in shorts or fx.matches(other.callee, scan.opts.reconcile)) and fx.safe(
+            lambda: other.precedes(call), False
+        ):
+            return True
+    return False
+
+
+# ------------------------------------------------------------------ run
+
+
+def _relevant(scan: Scan, module: Module) -> bool:
+    opts = scan.opts
+    if fx.path_matches(module.path, opts.recovery_paths):
+        return True
+    for call in fx.safe(module.calls, ()):
+        if fx.matches(_event_of(call), opts.success_events + opts.failure_events):
+            return True
+        if call.method in {fx.last(s) for s in opts.settle_tools}:
+            return True
+    for hook in opts.terminal_hooks:
+        if fx.safe(lambda: scan.program.callbacks(hook, module.path), []):
+            return True
+        if fx.safe(lambda: scan.program.invocations(hook, module.path), []):
+            return True
+    return False
+
+
+_VIOLATION_PHRASES = {
+    "success-after-failure": "success terminal after a failure",
+    "terminal-before-tools": "`safe` terminal committed before tools settle",
+    "recovery-clears-safe-unreconciled": "recovery clears `safe` claims without reconciling tools",
+}
+
+
+def _idiom_tokens(opts: Options) -> list[str]:
+    """Names whose presence in an unparsed region means it may hide a terminal-order violation."""
+    names = opts.terminal_hooks + opts.settle_tools + opts.reconcile + opts.release
+    events = {".".join(e.split(".")[-2:]) for e in opts.success_events + opts.failure_events}
+    return sorted({fx.last(n) for n in names} | events)
+
+
+def run(ctx: "ReviewContext") -> Outcome:
+    opts = _options(ctx.options)
+    changed = tuple(p for p in fx.changed_ts_paths(ctx) if not fx.path_matches(p, opts.ignore_paths))
+    if not changed:
+        return Outcome(InvariantStatus.NOT_APPLICABLE, "no changed TypeScript file")
+    program = ctx.program
+    scan = Scan(ctx, program, opts, (), (), [], [], {})
+    relevant = tuple(p for p in changed if (m := program.module(p)) is not None and _relevant(scan, m))
+    if not relevant:
+        return Outcome(
+            InvariantStatus.NOT_APPLICABLE,
+            "no changed file publishes a step terminal, defines/invokes a terminal commit, settles tools or is recovery",
+        )
+    regions = fx.error_regions(program, ctx, relevant, _idiom_tokens(opts))
+    blocking = [r for r in regions if r.touched and r.inspected]
+    if blocking:
+        first = blocking[0]
+        return Outcome(
+            InvariantStatus.ERROR,
+            f"{first.path}:{first.start}-{first.end} does not parse (tree-sitter ERROR region over changed lines "
+            "that mention terminal/tool idioms); terminal publishes and tool settlement there cannot be checked",
+        )
+    scan.changed = relevant
+    scan.scope = tuple(sorted(set(relevant) | set(fx.imported_paths(program, relevant))))
+    shorts = {fx.last(n) for n in opts.settle_tools}
+    for call in fx.iter_calls(program, scan.scope):
+        if call.method in shorts:
+            scan.settle_callees.setdefault(call.method, set()).add(call.callee)
+    _check_success_after_failure(scan)
+    early = _check_terminal_before_tools(scan)
+    _check_recovery(scan, early)
+    for region in regions:
+        where = "in changed lines without terminal/tool idioms" if region.touched else "in code the patch did not change"
+        scan.findings.append(
+            ctx.finding(
+                "parse-error",
+                title="Unparsed region in a file with terminal commits",
+                message=(
+                    f"{region.path}:{region.start}-{region.end} did not parse (tree-sitter ERROR region {where}); "
+                    "terminal publishes or tool settlement inside it were not checked."
+                ),
+                location=fx.loc(region.path, region.start, region.end),
+                related=fx.changed_hunks(ctx, region.path, "the patch changed this file here; checks of it ran on a partial tree"),
+                anchor=f"parse-error:{region.path}:{region.start}",
+            )
+        )
+    findings = tuple(sorted(scan.findings, key=lambda f: f.sort_key()))
+    blocking = [f for f in findings if f.severity is not Severity.CONSIDER]
+    if blocking:
+        parts = []
+        for check, phrase in _VIOLATION_PHRASES.items():
+            hits = [f for f in blocking if f.rule.endswith("/" + check)]
+            if hits:
+                first = hits[0].location
+                where = f" ({first.path.rsplit('/', 1)[-1]}:{first.line})" if first is not None else ""
+                parts.append(f"{phrase}{where}" + (f" +{len(hits) - 1}" if len(hits) > 1 else ""))
+        summary = "; ".join(parts)
+    else:
+        summary = "; ".join(scan.facts)
+    return Outcome(InvariantStatus.VERIFIED, summary, findings)
+
+
+FAMILY = Family(
+    id=FAMILY_ID,
+    summary="No success terminal after a failure, and no terminal commit marking safe before tools settle.",
+    checks=CHECKS,
+    run=run,
+    defaults=DEFAULTS,
+)
