@@ -54,6 +54,14 @@ class Config:
         return hashlib.sha256(json.dumps(payload, sort_keys=True, default=list).encode()).hexdigest()
 
 
+def _kind(default: Any) -> str:
+    for t, name in ((bool, "a boolean"), (int, "an integer"), (float, "a number"), (str, "a string"),
+                    ((list, tuple), "a list"), (dict, "a table")):
+        if isinstance(default, t):
+            return name
+    return type(default).__name__
+
+
 def _type_matches(default: Any, value: Any) -> bool:
     if isinstance(default, bool):
         return isinstance(value, bool)
@@ -88,7 +96,7 @@ def build_config(raw: Mapping[str, Any], families: tuple[Family, ...], source: s
                 raise ReviewerError(f"{where} [rules.{fam_id}] has no option {key!r} (known: {known})")
             if not _type_matches(by_id[fam_id].defaults[key], value):
                 raise ReviewerError(
-                    f"{where} [rules.{fam_id}] {key} must be a {type(by_id[fam_id].defaults[key]).__name__}, got {value!r}"
+                    f"{where} [rules.{fam_id}] {key} must be {_kind(by_id[fam_id].defaults[key])}, got {value!r}"
                 )
             options[fam_id][key] = value
 
