@@ -98,6 +98,7 @@ def build_parser() -> argparse.ArgumentParser:
     rec.add_argument("--out", required=True, help="directory to write the patched files into")
     rules = sub.add_parser("rules", help="list rule ids, default severities and summaries")
     rules.add_argument("--explain", metavar="ID", help="what a rule checks, why, and a bad and a good example")
+    rules.add_argument("--markdown", action="store_true", help="the full rules reference in Markdown (as in the README)")
     demo = sub.add_parser("demo", help="review the shipped sample end to end")
     demo.add_argument("--sample", default="session-recovery", help="sample name (default: session-recovery)")
     demo.add_argument("--patch-name", default="v5", help="which of the sample's patches (default: v5)")
@@ -247,6 +248,11 @@ def cmd_rules(args: argparse.Namespace) -> int:
     from reviewer.registry import discover
 
     families = discover()
+    if args.markdown:
+        from reviewer.explain import reference
+
+        sys.stdout.write(reference(families))
+        return EXIT_MERGE
     if args.explain:
         from reviewer.explain import explain
 

@@ -27,3 +27,35 @@ def explain(families: tuple[Family, ...], rule_id: str) -> str:
                 return "\n".join(out) + "\n"
     known = sorted([f.id for f in families] + [s.id for f in families for s in f.checks])
     raise ReviewerError(f"--explain {rule_id!r}: no such rule (try `reviewer rules`; known: {', '.join(known[:8])}...)")
+
+
+def _toml_value(value: object) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(_toml_value(v) for v in value) + "]"
+    if isinstance(value, dict):
+        return "{ " + ", ".join(f"{k} = {_toml_value(v)}" for k, v in value.items()) + " }"
+    return str(value)
+
+
+def reference(families: tuple[Family, ...]) -> str:
+    """The rules reference in Markdown, as the README carries it."""
+    out: list[str] = []
+    for fam in families:
+        out += [f"### `{fam.id}`", "", fam.summary, ""]
+        if fam.defaults:
+            out += ["Options (`[rules." + fam.id + "]`):", "", "```toml"]
+            out += [f"{key} = {_toml_value(value)}" for key, value in sorted(fam.defaults.items())]
+            out += ["```", ""]
+        for spec in fam.checks:
+            out += [f"#### `{spec.id}` ({spec.severity.value})", "", f"**{spec.title}.** {spec.summary}", ""]
+            if spec.why:
+                out += [f"*Why it matters.* {spec.why}", ""]
+            if spec.bad:
+                out += ["Bad:", "", "```ts", spec.bad.strip("\n"), "```", ""]
+            if spec.good:
+                out += ["Good:", "", "```ts", spec.good.strip("\n"), "```", ""]
+    return "\n".join(out).rstrip("\n") + "\n"
