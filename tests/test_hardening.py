@@ -60,7 +60,8 @@ def test_git_version_floor() -> None:
         check_git_version((2, 39, 1))
 
 
-def test_sigterm_mid_review_leaves_no_temp_files_and_no_changes(tmp_path: Path) -> None:
+@pytest.mark.parametrize("sig, code, word", [(signal.SIGTERM, 143, "terminated"), (signal.SIGINT, 130, "interrupted")])
+def test_signal_mid_review_leaves_no_temp_files_and_no_changes(tmp_path: Path, sig, code, word) -> None:
     many = {f"src/f{i}.ts": "".join(f"export const v{j} = {j}\n" for j in range(200)) for i in range(300)}
     edited = {k: v.replace("v7 = 7", "v7 = 70") for k, v in many.items()}
     repo, base, patch, _ = make_change(tmp_path, many, edited)
@@ -75,11 +76,11 @@ def test_sigterm_mid_review_leaves_no_temp_files_and_no_changes(tmp_path: Path) 
     deadline = time.monotonic() + 10
     while not any(scratch.iterdir()) and proc.poll() is None and time.monotonic() < deadline:
         time.sleep(0.005)
-    proc.send_signal(signal.SIGTERM)
+    proc.send_signal(sig)
     out, err = proc.communicate(timeout=60)
-    assert proc.returncode in (0, 1, 143), err
-    if proc.returncode == 143:
-        assert err.decode().strip() == "reviewer: terminated; no verdict" and out == b""
+    assert proc.returncode in (0, 1, code), err
+    if proc.returncode == code:
+        assert err.decode().strip() == f"reviewer: {word}; no verdict" and out == b""
     assert list(scratch.iterdir()) == []
     assert state_digest(repo.path) == before
 
