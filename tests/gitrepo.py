@@ -105,3 +105,16 @@ def state_digest(git_dir_or_repo: Path) -> str:
             elif p.is_file():
                 digest.update(b"F" + str(p.relative_to(root)).encode() + b"\0" + p.read_bytes() + oct(p.stat().st_mode).encode())
     return digest.hexdigest()
+
+
+def sample_repo(tmp: Path, name: str = "session-recovery") -> tuple[Path, str, dict[str, Path]]:
+    """The shipped sample as a bare repository plus its patch files: (git_dir, base, {patch name: path})."""
+    from reviewer.materialize import load_sample, materialize
+
+    sample = load_sample(name)
+    git_dir, base = materialize(sample, tmp / "repo.git")
+    patches = {}
+    for p in sample.patches:
+        patches[p.name] = tmp / p.file
+        patches[p.name].write_bytes(sample.patch_bytes(p.name))
+    return git_dir, base, patches

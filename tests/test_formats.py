@@ -8,10 +8,9 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from gitrepo import make_change
+from gitrepo import make_change, sample_repo
 from reviewer import review
 from reviewer.cli import main
-from reviewer.materialize import load_sample, materialize
 from reviewer.model import InvariantStatus, Location, Severity
 from reviewer.registry import CheckSpec, Family, Outcome
 from reviewer.report import renderer
@@ -23,15 +22,11 @@ SCHEMA = json.loads((Path(__file__).parent / "data" / "sarif-schema-2.1.0.json")
 @pytest.fixture(scope="module")
 def sample_reports(tmp_path_factory):
     """The shipped sample's v5 and v6 reviewed once for all format tests."""
-    sample = load_sample("session-recovery")
-    tmp = tmp_path_factory.mktemp("sample")
-    git_dir, base = materialize(sample, tmp / "repo.git")
-    reports = {}
-    for name in ("v5", "v6"):
-        patch = tmp / f"{name}.patch"
-        patch.write_bytes(sample.patch_bytes(name))
-        reports[name] = review.run(review.Request(repo=str(git_dir), base=base, patch=str(patch))).report
-    return reports
+    git_dir, base, patches = sample_repo(tmp_path_factory.mktemp("sample"))
+    return {
+        name: review.run(review.Request(repo=str(git_dir), base=base, patch=str(patches[name]))).report
+        for name in ("v5", "v6")
+    }
 
 
 @pytest.mark.parametrize("name", ["v5", "v6"])
@@ -119,11 +114,8 @@ def test_comment_is_short_sticky_and_lists_must_fix(sample_reports) -> None:
 
 @pytest.mark.parametrize("fmt", ["json", "markdown", "sarif", "github", "comment"])
 def test_every_format_is_byte_identical_across_runs(sample_reports, fmt, tmp_path) -> None:
-    sample = load_sample("session-recovery")
-    git_dir, base = materialize(sample, tmp_path / "again.git")
-    patch = tmp_path / "v5.patch"
-    patch.write_bytes(sample.patch_bytes("v5"))
-    again = review.run(review.Request(repo=str(git_dir), base=base, patch=str(patch))).report
+    git_dir, base, patches = sample_repo(tmp_path)
+    again = review.run(review.Request(repo=str(git_dir), base=base, patch=str(patches["v5"]))).report
     assert renderer(fmt)(again) == renderer(fmt)(sample_reports["v5"])
 
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from gitrepo import Repo, git, make_change, state_digest
+from gitrepo import git, make_change, sample_repo, state_digest
 from reviewer import review
 from reviewer.cli import main
 from reviewer.errors import ReviewerError
@@ -182,13 +182,8 @@ def test_output_is_identical_across_hash_seeds_and_discovery_order(tmp_path: Pat
         outputs.add((proc.stdout, (tmp_path / f"{seed}.json").read_bytes(), (tmp_path / f"{seed}.sarif").read_bytes()))
     assert len(outputs) == 1
 
-    from reviewer.materialize import load_sample, materialize
-
-    sample = load_sample("session-recovery")
-    git_dir, base = materialize(sample, tmp_path / "repo.git")
-    patch = tmp_path / "v5.patch"
-    patch.write_bytes(sample.patch_bytes("v5"))
-    req = review.Request(repo=str(git_dir), base=base, patch=str(patch))
+    git_dir, base, patches = sample_repo(tmp_path)
+    req = review.Request(repo=str(git_dir), base=base, patch=str(patches["v5"]))
     forward = review.run(req, families=discover()).report
     backward = review.run(req, families=tuple(reversed(discover()))).report
     for fmt in ("json", "markdown", "sarif"):

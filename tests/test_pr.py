@@ -8,9 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from gitrepo import Repo, git, state_digest
+from gitrepo import Repo, git, sample_repo, state_digest
 from reviewer.cli import main
-from reviewer.materialize import load_sample, materialize
 
 
 @pytest.fixture
@@ -83,12 +82,10 @@ def test_pr_shallow_clone_missing_history_says_fetch(pr_repo, capsys, tmp_path) 
 
 def test_pr_on_the_sample(tmp_path, capsys) -> None:
     """v5 pushed as a branch over the sample's base: same findings as `review`."""
-    sample = load_sample("session-recovery")
-    git_dir, base = materialize(sample, tmp_path / "repo.git")
+    git_dir, base, patches = sample_repo(tmp_path)
+    patch = patches["v5"]
     work = tmp_path / "work"
     subprocess.run(["git", "clone", "-q", str(git_dir), str(work)], check=True)
-    patch = tmp_path / "v5.patch"
-    patch.write_bytes(sample.patch_bytes("v5"))
     git(work, "checkout", "-q", "-b", "v5")
     git(work, "apply", "--index", str(patch))
     git(work, "commit", "-q", "-m", "v5")

@@ -12,7 +12,8 @@ import pytest
 
 from reviewer import review
 from reviewer.cli import main
-from reviewer.materialize import load_sample, materialize
+from gitrepo import git, sample_repo
+from reviewer.materialize import load_sample
 from reviewer.report import renderer
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -22,17 +23,14 @@ SNAPSHOTS = Path(__file__).parent / "snapshots"
 
 @pytest.fixture(scope="module")
 def reports(tmp_path_factory):
+    git_dir, base, patches = sample_repo(tmp_path_factory.mktemp("sample"))
     sample = load_sample("session-recovery")
-    tmp = tmp_path_factory.mktemp("sample")
-    git_dir, base = materialize(sample, tmp / "repo.git")
-    out = {}
-    for p in sample.patches:
-        path = tmp / p.file
-        path.write_bytes(sample.patch_bytes(p.name))
-        out[p.name] = review.run(review.Request(
-            repo=str(git_dir), base=base, patch=str(path), patch_sha256=p.sha256, expect_files=p.files,
+    return {
+        p.name: review.run(review.Request(
+            repo=str(git_dir), base=base, patch=str(patches[p.name]), patch_sha256=p.sha256, expect_files=p.files,
         )).report
-    return out
+        for p in sample.patches
+    }
 
 
 @pytest.mark.parametrize("version", ["v5", "v6"])
@@ -74,3 +72,31 @@ def test_demo_prints_the_v5_report(capsys) -> None:
     assert out.splitlines()[-1] == "DO-NOT-MERGE"
     for f in EXPECTED["v5"]["findings"]:
         assert f"`{f['path']}:{f['line']}" in out
+
+
+def test_finding_ids_survive_a_blank_line_inserted_above(tmp_path, reports) -> None:
+    """Issue 4: the same defect keeps its id when unrelated lines move."""
+    import subprocess
+
+
+    git_dir, base, patches = sample_repo(tmp_path)
+    work = tmp_path / "work"
+    subprocess.run(["git", "clone", "-q", str(git_dir), str(work)], check=True)
+    git(work, "apply", str(patches["v5"]))
+    shifted_files = ("packages/core/src/session/runner/llm.ts", "packages/core/src/session/execution/local.ts",
+                     "packages/core/src/session/input.ts", "packages/core/src/session/recovery.ts")
+    for rel in shifted_files:
+        path = work / rel
+        path.write_text("\n" + path.read_text())
+    git(work, "add", "-A")
+    shifted = tmp_path / "v5-shifted.patch"
+    shifted.write_bytes(subprocess.run(["git", "diff", "--cached", "--binary", "--full-index"], cwd=work,
+                                       capture_output=True, check=True).stdout)
+    moved = review.run(review.Request(repo=str(git_dir), base=base, patch=str(shifted))).report
+    before = {(f.rule, f.location.path): (f.id, f.location.line) for f in reports["v5"].findings}
+    after = {(f.rule, f.location.path): (f.id, f.location.line) for f in moved.findings}
+    assert before.keys() == after.keys()
+    for key, (fid, line) in before.items():
+        new_id, new_line = after[key]
+        assert new_id == fid, key
+        assert new_line == (line + 1 if key[1] in shifted_files else line), key

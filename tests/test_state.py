@@ -12,9 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from gitrepo import Repo, git, make_change, state_digest
+from gitrepo import Repo, git, make_change, sample_repo, state_digest
 from reviewer.cli import main
-from reviewer.materialize import load_sample, materialize
 
 BASE = {"src/a.ts": "export const a = 1\n", "reviewer.toml": ""}
 PATCHED = {"src/a.ts": "export const a = 2\n"}
@@ -160,18 +159,12 @@ def test_corrupt_record_is_an_error_naming_the_file(change, capsys, tmp_path, ju
 
 
 @pytest.fixture
-def sample_repo(tmp_path: Path):
-    sample = load_sample("session-recovery")
-    git_dir, base = materialize(sample, tmp_path / "repo.git")
-    patches = {}
-    for name in ("v5", "v6"):
-        patches[name] = tmp_path / f"{name}.patch"
-        patches[name].write_bytes(sample.patch_bytes(name))
-    return git_dir, base, patches
+def sample(tmp_path: Path):
+    return sample_repo(tmp_path)
 
 
-def test_delta_v5_to_v6_lists_every_seed_defect_as_resolved(sample_repo, capsys, tmp_path) -> None:
-    git_dir, base, patches = sample_repo
+def test_delta_v5_to_v6_lists_every_seed_defect_as_resolved(sample, capsys, tmp_path) -> None:
+    git_dir, base, patches = sample
     v5_json, v6_json = tmp_path / "v5.json", tmp_path / "v6.json"
     common = ["review", "--repo", str(git_dir), "--base", base, "--no-state"]
     assert _run(capsys, *common, "--patch", str(patches["v5"]), "--format", f"json={v5_json}")[0] == 1
@@ -192,8 +185,8 @@ def test_delta_v5_to_v6_lists_every_seed_defect_as_resolved(sample_repo, capsys,
     assert diff_out.count("**Resolved**") == 1
 
 
-def test_pull_request_versions_chain_into_a_delta(sample_repo, capsys, tmp_path) -> None:
-    git_dir, base, patches = sample_repo
+def test_pull_request_versions_chain_into_a_delta(sample, capsys, tmp_path) -> None:
+    git_dir, base, patches = sample
     work = tmp_path / "work"
     subprocess.run(["git", "clone", "-q", str(git_dir), str(work)], check=True)
     commits = {}
