@@ -19,7 +19,11 @@ class FileStatus(str, enum.Enum):
 
 @dataclass(frozen=True)
 class Hunk:
-    """One hunk; `added` are patched line numbers, `removed` base line numbers."""
+    """One hunk; `added` are patched line numbers, `removed` base line numbers.
+
+    `deleted_after` says where removed lines were, in patched terms: each entry
+    is the patched line just before a run of removed lines (0: before line 1).
+    """
 
     old_start: int
     old_count: int
@@ -27,6 +31,7 @@ class Hunk:
     new_count: int
     added: tuple[int, ...]
     removed: tuple[int, ...]
+    deleted_after: tuple[int, ...] = ()
 
 
 def decode_text(data: bytes | None) -> str | None:
@@ -90,7 +95,8 @@ class ChangedFile:
         for h in self.hunks:
             if any(line <= n <= end for n in h.added):
                 return True
-            if h.removed and not h.added and line <= h.new_start + 1 and h.new_start <= end:
+            # Lines were removed between patched lines d and d + 1.
+            if any(line <= d + 1 and d <= end for d in h.deleted_after):
                 return True
         return False
 

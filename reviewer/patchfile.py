@@ -171,9 +171,35 @@ def hunks_by_section(patch: PatchFile) -> list[tuple[Hunk, ...]] | None:
         for h in patched:
             added = tuple(line.target_line_no for line in h if line.is_added and line.target_line_no)
             removed = tuple(line.source_line_no for line in h if line.is_removed and line.source_line_no)
-            hunks.append(Hunk(h.source_start, h.source_length, h.target_start, h.target_length, added, removed))
+            hunks.append(Hunk(h.source_start, h.source_length, h.target_start, h.target_length, added, removed,
+                              _deletion_points(h)))
         result.append(tuple(hunks))
     return result
+
+
+def _deletion_points(hunk) -> tuple[int, ...]:
+    """Patched line before each run of purely removed lines (see Hunk.deleted_after).
+
+    A run that added lines replace is a modification: the added lines already
+    mark it, so it adds no point of its own.
+    """
+    lines = list(hunk)
+    points: list[int] = []
+    last_target = hunk.target_start - 1 if hunk.target_length else hunk.target_start
+    i = 0
+    while i < len(lines):
+        if not lines[i].is_removed:
+            if lines[i].target_line_no:
+                last_target = lines[i].target_line_no
+            i += 1
+            continue
+        start = i
+        while i < len(lines) and lines[i].is_removed:
+            i += 1
+        replaced = (i < len(lines) and lines[i].is_added) or (start > 0 and lines[start - 1].is_added)
+        if not replaced:
+            points.append(last_target)
+    return tuple(points)
 
 
 def hunks_from_git(repo: Repo, old_blob: str | None, new_blob: str | None) -> tuple[Hunk, ...]:

@@ -145,3 +145,23 @@ def test_reconstruct_command_writes_patched_files(tmp_path: Path) -> None:
     # Refuses a non-empty directory rather than mixing old files in.
     assert main(["reconstruct", "--repo", str(repo.path), "--base", base, "--patch", str(patch), "--out", str(out)]) == 2
     shutil.rmtree(out)
+
+
+def test_pure_deletion_touches_only_its_neighbours(tmp_path: Path) -> None:
+    lines = BASE["src/move.ts"].splitlines(keepends=True)
+    del lines[12]  # base line 13 goes; patched lines 12 and 13 now meet where it was
+    repo, base, patch, _ = make_change(tmp_path, BASE, {"src/move.ts": "".join(lines)})
+    outcome = review.run(review.Request(repo=str(repo.path), base=base, patch=str(patch)), families=())
+    f = outcome.changeset.file("src/move.ts")
+    assert f.added_lines == frozenset()
+    assert [h.deleted_after for h in f.hunks] == [(12,)]
+    assert f.touches(12) and f.touches(13) and f.touches(5, 12)
+    assert not f.touches(10) and not f.touches(11) and not f.touches(14, 20)
+
+
+def test_deletion_at_the_top_of_a_file(tmp_path: Path) -> None:
+    lines = BASE["src/move.ts"].splitlines(keepends=True)
+    repo, base, patch, _ = make_change(tmp_path, BASE, {"src/move.ts": "".join(lines[2:])})
+    f = review.run(review.Request(repo=str(repo.path), base=base, patch=str(patch)), families=()).changeset.file("src/move.ts")
+    assert [h.deleted_after for h in f.hunks] == [(0,)]
+    assert f.touches(1) and not f.touches(2)
