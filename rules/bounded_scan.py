@@ -11,10 +11,10 @@ settled rows in its `where`.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable, Mapping
+from typing import TYPE_CHECKING, Any, Mapping
 
+from reviewer.globs import matches
 from reviewer.model import Finding, InvariantStatus, Location, Severity
 from reviewer.registry import CheckSpec, Family, Outcome
 
@@ -183,13 +183,13 @@ class Options:
     entity_keys: frozenset[str]
     settled_guards: tuple[str, ...]
     wake_flags: frozenset[str]
-    scan_paths: tuple[re.Pattern[str], ...]
+    scan_paths: tuple[str, ...]
     select_methods: frozenset[str]
     single_row: frozenset[str]
     max_depth: int
 
 
-def _strings(value: "Expr") -> tuple[str, ...]:
+def _strings(value: Any) -> tuple[str, ...]:
     if isinstance(value, str):
         return (value,)
     if isinstance(value, (list, tuple, set, frozenset)):
@@ -197,29 +197,6 @@ def _strings(value: "Expr") -> tuple[str, ...]:
         # Sets have no order; sort them so the same config gives the same report.
         return tuple(sorted(items)) if isinstance(value, (set, frozenset)) else tuple(items)
     return ()
-
-
-def _glob(pattern: str) -> re.Pattern[str]:
-    """`**` crosses directories (and `**/` may match none), `*` and `?` stay inside one."""
-    out: list[str] = []
-    i = 0
-    while i < len(pattern):
-        if pattern.startswith("**/", i):
-            out.append("(?:.*/)?")
-            i += 3
-        elif pattern.startswith("**", i):
-            out.append(".*")
-            i += 2
-        elif pattern[i] == "*":
-            out.append("[^/]*")
-            i += 1
-        elif pattern[i] == "?":
-            out.append("[^/]")
-            i += 1
-        else:
-            out.append(re.escape(pattern[i]))
-            i += 1
-    return re.compile("".join(out) + r"\Z")
 
 
 def read_options(raw: Mapping[str, Any]) -> Options:
@@ -237,7 +214,7 @@ def read_options(raw: Mapping[str, Any]) -> Options:
         entity_keys=frozenset(_strings(merged["entity_keys"])),
         settled_guards=_strings(merged["settled_guards"]),
         wake_flags=frozenset(_strings(merged["wake_flags"])),
-        scan_paths=tuple(_glob(p) for p in _strings(merged["scan_paths"])),
+        scan_paths=_strings(merged["scan_paths"]),
         select_methods=frozenset(_strings(merged["select_methods"])),
         single_row=frozenset(_strings(merged["single_row_terminals"])),
         max_depth=max(0, depth),
@@ -245,7 +222,7 @@ def read_options(raw: Mapping[str, Any]) -> Options:
 
 
 def in_scan_paths(path: str, opts: Options) -> bool:
-    return any(p.match(path) for p in opts.scan_paths)
+    return matches(path, opts.scan_paths)
 
 
 # ---------------------------------------------------------------- names
@@ -260,16 +237,6 @@ def _bare(name: str) -> str:
 def _callee_name(call: "Call") -> str:
     """Last segment of a call's callee (`and`, `eq`, `asc`), however it was imported."""
     return _bare(call.callee or call.callee_text or "")
-
-
-def _dotted(expr: "Expr") -> str | None:
-    path = getattr(expr, "member_path", None)
-    if isinstance(path, str) and path:
-        return path
-    if isinstance(path, (tuple, list)) and path:
-        return ".".join(str(p) for p in path)
-    ident = getattr(expr, "identifier", None)
-    return ident if isinstance(ident, str) and ident else None
 
 
 def resolve_table(module: "Module | None", dotted: str | None, opts: Options) -> str | None:
@@ -292,7 +259,7 @@ def resolve_table(module: "Module | None", dotted: str | None, opts: Options) ->
 
 def resolve_column(module: "Module | None", expr: "Expr", opts: Options) -> tuple[str, str] | None:
     """(table, column) of a `T.column` reference over a configured table."""
-    dotted = _dotted(expr)
+    dotted = expr.member_path
     if not dotted or "." not in dotted:
         return None
     prefix, column = dotted.rsplit(".", 1)
@@ -356,7 +323,7 @@ def _query_of(module: "Module | None", call: "Call", opts: Options) -> Query | N
         target = call.args[0]
     else:
         return None
-    ref = _dotted(target)
+    ref = target.member_path
     table = resolve_table(module, ref, opts)
     if table is None or ref is None:
         return None
@@ -389,12 +356,7 @@ def _helper_function(
     local = context_fn.local_function(name) if context_fn is not None and "." not in name else None
     if local is not None:
         return local
-    if module is None:
-        return None
-    try:
-        return program.definition(module.path, name)
-    except Exception:  # noqa: BLE001 - an unknown helper is simply not followed
-        return None
+    return program.definition(module.path, name) if module is not None else None
 
 
 def _pins_entity(
@@ -451,9 +413,12 @@ def _helper_pins(program: "Program", helper: "Function", table: str, opts: Optio
 def _columns_in(
     program: "Program", module: "Module | None", expr: "Expr", table: str, opts: Options, depth: int = 0
 ) -> set[str]:
-    """Columns of `table` referenced anywhere in a condition (following helpers one level)."""
+    """Columns of `table` referenced anywhere in a condition (following helpers one level),
+    including `${T.col}` interpolations of raw `sql` templates."""
     found: set[str] = set()
     for call in expr.calls:
+        if _is_raw_sql(call):
+            found |= interpolated_columns(program, call, table, opts)
         for arg in call.args:
             column = resolve_column(module, arg, opts)
             if column is not None and column[0] == table:
@@ -468,137 +433,51 @@ def _columns_in(
     return found
 
 
+# ---------------------------------------------------------------- raw SQL
+#
+# A tagged template (sql`...`) is a call without an argument list. The model
+# exposes the member expressions interpolated into it (`${T.wake_attempts}`)
+# but not its literal text, so a raw statement is judged by the columns it
+# interpolates and by how it is used, never by reading the SQL.
+
+# Methods that run a raw statement by hand: db.run(sql`UPDATE ..`).
+_RAW_SQL_EXECUTORS = frozenset({"run", "execute", "exec"})
+
+
+def _is_raw_sql(call: "Call") -> bool:
+    return _callee_name(call) == "sql" and not call.args
+
+
+def interpolated_columns(program: "Program", sql: "Call", table: str, opts: Options) -> set[str]:
+    """Columns of `table` interpolated into a raw `sql` template (directly or in a nested call)."""
+    module = program.module(sql.path)
+    inside = sql.expr.calls  # the template itself and calls inside its substitutions
+    found: set[str] = set()
+    for name in _column_names(opts):
+        for read in program.invocations(name, sql.path):
+            if read.call is None or not any(read.call is c for c in inside):
+                continue
+            column = resolve_column(module, read.expr, opts)
+            if column is not None and column[0] == table:
+                found.add(column[1])
+    return found
+
+
+def _column_names(opts: Options) -> tuple[str, ...]:
+    """Every column name a check of this family asks about."""
+    names = {*opts.attempts, *opts.cursors, *opts.entity_keys, *opts.settled_guards, *opts.wake_flags}
+    return tuple(sorted(names))
+
+
 # ---------------------------------------------------------------- bounds
 
 
-_TOKEN = re.compile(r"\s*(?:(\d[\d_]*(?:\.\d+)?(?:e[+-]?\d+)?)|([A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)*)|(\*\*|[-+*/%()]))", re.I)
-
-
-def fold_number(program: "Program", path: str, expr: "Expr") -> float | None:
-    """The value of a `.limit(..)` argument: literal, constant (across imports) or arithmetic on them."""
-    value = expr.number_value
-    if value is not None:
-        return float(value)
-    folder = getattr(program, "fold", None)
-    if folder is not None:
-        try:
-            folded = folder(expr)
-        except Exception:  # noqa: BLE001 - fall back to the local evaluator
-            folded = None
-        if isinstance(folded, (int, float)) and not isinstance(folded, bool):
-            return float(folded)
-    text = expr.normalized
-    tokens: list[tuple[str, str]] = []
-    pos = 0
-    while pos < len(text):
-        match = _TOKEN.match(text, pos)
-        if match is None:
-            return None
-        number, name, op = match.groups()
-        if number is not None:
-            tokens.append(("num", number.replace("_", "")))
-        elif name is not None:
-            tokens.append(("name", name))
-        elif op is not None:
-            tokens.append(("op", op))
-        pos = match.end()
-        while pos < len(text) and text[pos].isspace():
-            pos += 1
-    if not tokens:
-        return None
-    return _Arith(tokens, lambda n: _lookup(program, path, n)).parse()
-
-
-def _lookup(program: "Program", path: str, name: str) -> float | None:
-    try:
-        value = program.value(path, name)
-    except Exception:  # noqa: BLE001 - an unknown name is just unresolved
-        return None
+def fold_number(program: "Program", expr: "Expr") -> float | None:
+    """The value of a `.limit(..)` argument: literal, constant (across imports), arithmetic, `Math.*`."""
+    value = program.fold(expr)
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return None
     return float(value)
-
-
-class _Arith:
-    """Recursive-descent evaluator for `+ - * / % **` and parentheses; None when anything is unknown."""
-
-    def __init__(self, tokens: list[tuple[str, str]], lookup: Callable[[str], float | None]) -> None:
-        self.tokens = tokens
-        self.pos = 0
-        self.lookup = lookup
-
-    def parse(self) -> float | None:
-        try:
-            value = self._sum()
-        except (ValueError, ZeroDivisionError, OverflowError):
-            return None
-        return value if self.pos == len(self.tokens) else None
-
-    def _peek(self) -> tuple[str, str] | None:
-        return self.tokens[self.pos] if self.pos < len(self.tokens) else None
-
-    def _take(self) -> tuple[str, str]:
-        token = self._peek()
-        if token is None:
-            raise ValueError("end of expression")
-        self.pos += 1
-        return token
-
-    def _sum(self) -> float | None:
-        left = self._product()
-        while (t := self._peek()) in (("op", "+"), ("op", "-")):
-            assert t is not None
-            self.pos += 1
-            right = self._product()
-            left = None if left is None or right is None else (left + right if t[1] == "+" else left - right)
-        return left
-
-    def _product(self) -> float | None:
-        left = self._power()
-        while (t := self._peek()) is not None and t[0] == "op" and t[1] in ("*", "/", "%"):
-            self.pos += 1
-            right = self._power()
-            if left is None or right is None:
-                left = None
-            elif t[1] == "*":
-                left = left * right
-            elif t[1] == "/":
-                left = left / right
-            else:
-                left = left % right
-        return left
-
-    def _power(self) -> float | None:
-        base = self._unary()
-        if self._peek() == ("op", "**"):
-            self.pos += 1
-            exponent = self._power()
-            return None if base is None or exponent is None else base**exponent
-        return base
-
-    def _unary(self) -> float | None:
-        token = self._peek()
-        if token == ("op", "-"):
-            self.pos += 1
-            value = self._unary()
-            return None if value is None else -value
-        if token == ("op", "+"):
-            self.pos += 1
-            return self._unary()
-        return self._atom()
-
-    def _atom(self) -> float | None:
-        kind, value = self._take()
-        if kind == "num":
-            return float(value)
-        if kind == "name":
-            return self.lookup(value)
-        if value == "(":
-            inner = self._sum()
-            if self._take() != ("op", ")"):
-                raise ValueError("unbalanced")
-            return inner
-        raise ValueError(f"unexpected {value}")
 
 
 def _fmt(value: float) -> str:
@@ -613,6 +492,9 @@ class OrderKey:
     column: str | None  # None when the key is not a column of the scanned table
     descending: bool
     text: str
+    # `T.col` or `asc(Other.col)`: a column of some table, as opposed to an
+    # expression (sql`random()`) whose fairness cannot be read at all.
+    is_column_ref: bool
 
 
 def first_order_key(module: "Module | None", query: Query, opts: Options) -> OrderKey | None:
@@ -628,7 +510,8 @@ def first_order_key(module: "Module | None", query: Query, opts: Options) -> Ord
         inner = call.args[0]
     column = resolve_column(module, inner, opts)
     name = column[1] if column is not None and column[0] == query.table else None
-    return OrderKey(name, descending, key.normalized)
+    dotted = inner.member_path
+    return OrderKey(name, descending, key.normalized, dotted is not None and "." in dotted)
 
 
 def _is_fair(key: OrderKey | None, opts: Options) -> bool:
@@ -690,10 +573,12 @@ def _increments(value: "Expr") -> bool:
 
 
 def writes_column(query: Query, column: str) -> bool:
-    """Does this write (possibly) increment `column`? A spread or a non-literal
-    `set` argument may carry it, so it counts: the check only reports certainties."""
+    """Does this write (possibly) increment `column`? A non-literal `set` argument
+    may carry it, so it counts: the check only reports certainties. (The model
+    lists an object literal's keys but not its spreads, `{ ...base }`: a column
+    carried only by a spread is not seen.)"""
     for obj in _sets(query):
-        if obj.kind != "object" or "..." in obj.normalized:
+        if obj.kind != "object":
             return True
         value = obj.prop(column)
         if value is not None and _increments(value):
@@ -701,13 +586,21 @@ def writes_column(query: Query, column: str) -> bool:
     return False
 
 
-def _raw_sql_increment(fn: "Function", column: str) -> bool:
-    """A raw `sql` UPDATE template naming the column (run by hand) counts as an increment."""
+def _raw_sql_increment(program: "Program", fn: "Function", table: str, column: str, opts: Options) -> bool:
+    """A raw statement may increment `column`: it counts, since the check only reports certainties.
+
+    Run by hand, db.run(sql`..`), its SQL text is opaque to the syntax tree,
+    so it may update anything. Bound to a name to run later, it counts when it
+    interpolates `${T.column}` of the scanned table. (Templates inside a query,
+    `.orderBy(sql`..`)` or `select({ n: sql`count(..)` })`, are not statements.)
+    """
     for call in fn.all_calls:
-        if _callee_name(call) != "sql":
+        if not _is_raw_sql(call):
             continue
-        text = call.normalized
-        if column in text and re.search(r"\bupdate\b", text, re.IGNORECASE):
+        host = call.host
+        if host is not None and host.method in _RAW_SQL_EXECUTORS:
+            return True
+        if call.binding[0] == "bound" and column in interpolated_columns(program, call, table, opts):
             return True
     return False
 
@@ -772,7 +665,7 @@ def check_select(ctx: "ReviewContext", module: "Module | None", query: Query, op
     findings: list[Finding] = []
     bound_expr = limit.args[0]
     limit_loc = Location(query.path, bound_expr.line, bound_expr.end_line, f"`.limit({bound_expr.normalized})`")
-    value = fold_number(program, query.path, bound_expr)
+    value = fold_number(program, bound_expr)
     shown = bound_expr.normalized
     bound_text = shown if value is None or shown == _fmt(value) else f"{shown} = {_fmt(value)}"
     if value is None:
@@ -825,7 +718,7 @@ def _order_finding(ctx: "ReviewContext", query: Query, key: OrderKey | None, bou
         if order is not None and order.args
         else ()
     )
-    if key is not None and key.column is None and not _names_table_column(key.text, query):
+    if key is not None and key.column is None and not key.is_column_ref:
         return ctx.finding(
             "unresolved-order",
             title=f"Cannot read the scan order `{key.text}` in {owner}",
@@ -857,11 +750,6 @@ def _order_finding(ctx: "ReviewContext", query: Query, key: OrderKey | None, bou
     )
 
 
-def _names_table_column(text: str, query: Query) -> bool:
-    # `asc(Other.col)` names a column of a joined table: a real order, just not a fair one.
-    return bool(re.fullmatch(r"(?:asc|desc)?\(?[\w$]+(?:\.[\w$]+)+\)?", text))
-
-
 def check_attempts(ctx: "ReviewContext", query: Query, column: str, opts: Options) -> tuple[str, Finding | None]:
     """An attempts-ordered scan whose processor writes the rows but never bumps `column`.
 
@@ -877,7 +765,7 @@ def check_attempts(ctx: "ReviewContext", query: Query, column: str, opts: Option
     writes: list[Query] = []
     seen: set[tuple[str, int, int]] = set()
     for fn in reachable_functions(program, owner, opts.max_depth):
-        if _raw_sql_increment(fn, column):
+        if _raw_sql_increment(program, fn, query.table, column, opts):
             return "bumped", None
         module = program.module(fn.path)
         if module is None:
@@ -935,10 +823,10 @@ def _touches(ctx: "ReviewContext", path: str, line: int, end_line: int) -> bool:
     return changed is not None and changed.touches(line, end_line)
 
 
-def _wake_set(query: Query, opts: Options) -> "Expr | None":
+def _wake_set(program: "Program", query: Query, opts: Options) -> "Expr | None":
     """The `.set({..})` object when it takes a wake: a wake flag set to `false`, not a settle."""
     for obj in _sets(query):
-        flags = [k for k, v in obj.props if k in opts.wake_flags and v.normalized == "false"]
+        flags = [k for k, v in obj.props if k in opts.wake_flags and program.fold(v) is False]
         if not flags:
             continue
         settles = [k for k, _ in obj.props if k in opts.settled_guards and k not in opts.wake_flags]
@@ -950,18 +838,19 @@ def check_cas(
     ctx: "ReviewContext", module: "Module | None", query: Query, opts: Options
 ) -> tuple[bool, Finding | None]:
     """(is a CAS wake, finding when its where lets settled rows through)."""
-    if _wake_set(query, opts) is None:
+    if _wake_set(ctx.program, query, opts) is None:
         return False, None
     where = query.step("where")
     guards = set(opts.settled_guards)
+    raw = ""
     if where is not None and where.args:
         cond = where.args[0]
         if _columns_in(ctx.program, module, cond, query.table, opts) & guards:
             return True, None
-        # Raw SQL in the condition names columns as text: lenient rather than guess.
-        if "sql`" in cond.normalized and any(re.search(rf"\b{re.escape(g)}\b", cond.normalized) for g in guards):
-            return True, None
         what = f"its `where` (`{cond.normalized}`) names none of"
+        if any(_is_raw_sql(call) for call in cond.calls):
+            # Fail closed: a guard written as SQL text is invisible to the syntax tree.
+            raw = f" Raw SQL is read only through its interpolations: write the guard as `${{{query.table_ref}.column}}`."
     else:
         what = "it has no `where`, so it checks none of"
     owner = _fn_label(_outermost(query.enclosing))
@@ -971,7 +860,7 @@ def check_cas(
         message=(
             f"This compare-and-swap takes a wake on {_table_label(query)} but {what} the settled guards "
             f"({', '.join(f'`{g}`' for g in opts.settled_guards)}). A row promoted or quarantined after the "
-            "scan still matches, so the wake is taken again."
+            f"scan still matches, so the wake is taken again.{raw}"
         ),
         location=_loc(query),
         failure_sequence=(
@@ -1104,6 +993,15 @@ def _keep(findings: list[Finding], tally: _Tally, finding: Finding | None, touch
         tally.unchanged_issues += 1
 
 
+def _names_a_table(program: "Program", module: "Module", opts: Options) -> bool:
+    """The module declares, imports or reads (`Ns.T`) a scanned table in its parsed code."""
+    if any(table in module.declarations for table in opts.tables):
+        return True
+    if any(imp.imported in opts.tables for imp in module.imports.values()):
+        return True
+    return any(program.invocations(table, module.path) for table in sorted(opts.tables))
+
+
 def _parse_error(
     ctx: "ReviewContext",
     cf: "ChangedFile",
@@ -1117,11 +1015,8 @@ def _parse_error(
     The note points at the changed queries of the file as related locations:
     they are why the untouched region matters to this review.
     """
-    try:
-        regions = tuple(ctx.program.parse_errors(cf.path))
-    except Exception:  # noqa: BLE001 - a model without error regions reports none
-        return None
-    if not regions or not any(t in (cf.patched_text or "") for t in opts.tables):
+    regions = ctx.program.parse_errors(cf.path)
+    if not regions or module is None or not _names_a_table(ctx.program, module, opts):
         return None
     for start, end in sorted(regions):
         if cf.touches(start, end):

@@ -25,12 +25,16 @@ import json
 import posixpath
 import re
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Iterable, Iterator, Mapping, Sequence
 
 from reviewer.changeset import ChangedFile, FileStatus
-from reviewer.context import ReviewContext
+from reviewer.context import ReviewContext, TreeView
+from reviewer.globs import matches
 from reviewer.model import Finding, InvariantStatus, Location, Severity
 from reviewer.registry import CheckSpec, Family, Outcome
+
+if TYPE_CHECKING:
+    from reviewer.typescript import Call, Expr, Import, Module, Program
 
 FAMILY_ID = "schema-prev-ids"
 
@@ -197,34 +201,6 @@ CHECKS: tuple[CheckSpec, ...] = (
 # --------------------------------------------------------------------------- small pure helpers
 
 
-def _glob_regex(pattern: str) -> re.Pattern[str]:
-    """`**/` is zero or more directories; `*` and `?` never cross a `/`."""
-    out: list[str] = []
-    i = 0
-    while i < len(pattern):
-        if pattern.startswith("**/", i):
-            out.append("(?:.*/)?")
-            i += 3
-        elif pattern.startswith("**", i):
-            out.append(".*")
-            i += 2
-        elif pattern[i] == "*":
-            out.append("[^/]*")
-            i += 1
-        elif pattern[i] == "?":
-            out.append("[^/]")
-            i += 1
-        else:
-            out.append(re.escape(pattern[i]))
-            i += 1
-    return re.compile("".join(out) + r"\Z")
-
-
-def _matcher(globs: Iterable[str]):
-    regexes = [_glob_regex(g) for g in globs]
-    return lambda path: any(r.match(path) for r in regexes)
-
-
 def _short(value: str) -> str:
     return value[:8] + "…" if len(value) > 12 else value
 
@@ -238,19 +214,13 @@ def _fmt_prev(snap: "Snapshot") -> str:
     return f"`{snap.prev_ids[0]}`" if snap.prev_key == "prevId" else _fmt_ids(snap.prev_ids)
 
 
+def _strip_ext(path: str, extensions: tuple[str, ...] = _TS_EXTENSIONS) -> str:
+    return next((path[: -len(ext)] for ext in extensions if path.endswith(ext)), path)
+
+
 def _stem(path: str) -> str:
-    base = posixpath.basename(path)
-    for ext in _TS_EXTENSIONS + (".sql",):
-        if base.endswith(ext):
-            return base[: -len(ext)]
-    return base
-
-
-def _strip_ext(path: str) -> str:
-    for ext in _TS_EXTENSIONS:
-        if path.endswith(ext):
-            return path[: -len(ext)]
-    return path
+    """A migration's name: its file name without its (TypeScript or `.sql`) extension."""
+    return _strip_ext(posixpath.basename(path), _TS_EXTENSIONS + (".sql",))
 
 
 def _is_uuid(value: str) -> bool:
@@ -405,6 +375,10 @@ class _State:
 
     def opt(self, key: str) -> Any:
         return self.ctx.options.get(key, DEFAULTS[key])
+
+    def name_pattern(self, key: str) -> re.Pattern[str]:
+        """A pattern option; these match file and folder names, never file contents."""
+        return re.compile(str(self.opt(key)))
 
     def add(self, check: str, **kwargs: Any) -> None:
         self.findings.append(self.ctx.finding(check, **kwargs))
@@ -602,13 +576,16 @@ def _migration_files(paths: Iterable[str], migration_dir: str) -> list[str]:
     return sorted(p for p in paths if p.startswith(prefix) and "/" not in p[len(prefix):])
 
 
-def _name_line(text: str | None, stem: str) -> int:
-    """The line naming the migration (its `name:` property), else its first line."""
-    if not text:
+def _name_line(program: "Program", path: str, stem: str) -> int:
+    """The line of the string naming the migration (its `name:` property), else its first line."""
+    module = program.module(path)
+    if module is None:  # not TypeScript (a `.sql` migration) or not in the tree
         return 1
-    for number, line in enumerate(text.splitlines(), start=1):
-        if stem in line and not line.lstrip().startswith(("//", "*", "/*")):
-            return number
+    for value in _top_level_values(module):
+        for leaf in _leaves(value):
+            text = leaf.string_value
+            if text is not None and stem in text:
+                return leaf.line
     return 1
 
 
@@ -659,7 +636,7 @@ def _check_migrations(st: _State, single: _SingleResult | None) -> list[str]:
         )
     if not added:
         return parts
-    pattern = re.compile(str(st.opt("migration_timestamp")))
+    pattern = st.name_pattern("migration_timestamp")
     registered = _check_registry(st, added, base_migrations)
     for path in added:
         newest = _check_name_order(st, path, base_migrations, pattern)
@@ -673,8 +650,7 @@ def _check_migrations(st: _State, single: _SingleResult | None) -> list[str]:
 def _check_name_order(st: _State, path: str, base_migrations: list[str], pattern: re.Pattern[str]) -> bool:
     """True when the new migration sorts after every base migration."""
     stem = _stem(path)
-    text = st.ctx.patched.text(path)
-    line = _name_line(text, stem)
+    line = _name_line(st.ctx.program, path, stem)
     key = _order_key(stem, pattern)
     older = [b for b in base_migrations if b != path]
     if key is None:
@@ -706,122 +682,90 @@ def _check_name_order(st: _State, path: str, base_migrations: list[str], pattern
 class _Entry:
     local: str
     module: str  # repo path without extension
-    line: int  # where the registry lists it (first use after the imports); 0 if never used
-    column: int
-    import_line: int
+    line: int  # where the registry first lists it; 0 if never used
+    order: int  # position among the registry's references, for uses on one line
 
 
-def _resolve(registry: str, specifier: str) -> str | None:
-    if not specifier.startswith("."):
-        return None
-    return _strip_ext(posixpath.normpath(posixpath.join(posixpath.dirname(registry), specifier)))
+def _import_target(registry: str, imp: "Import") -> str | None:
+    """The repository path (without extension) an import names; a missing file still names one."""
+    if imp.module:
+        return _strip_ext(imp.module)
+    if not imp.specifier.startswith("."):
+        return None  # a package
+    return _strip_ext(posixpath.normpath(posixpath.join(posixpath.dirname(registry), imp.specifier)))
 
 
-def _imports_from_model(program: Any, registry: str) -> list[tuple[str, str, int]] | None:
-    """(local, resolved path without extension, import line) from the TS model; None if unavailable."""
-    try:
-        module = program.module(registry)
-    except (ImportError, NotImplementedError):  # the model is optional; fall back to the text scan
-        return None
+def _registry_entries(program: "Program", registry: str, migration_dir: str) -> list[_Entry]:
+    """The migrations a registry imports, each with where it is first listed."""
+    module = program.module(registry)
     if module is None:
-        return None
-    out: list[tuple[str, str, int]] = []
-    for local, imp in sorted(getattr(module, "imports", {}).items()):
-        resolved = getattr(imp, "module", None)
-        specifier = getattr(imp, "specifier", "") or ""
-        target = _strip_ext(resolved) if isinstance(resolved, str) and resolved else _resolve(registry, specifier)
-        if target:
-            out.append((local, target, getattr(imp, "line", 0) or _specifier_line(module.text, specifier)))
-    return out
-
-
-def _specifier_line(text: str, specifier: str) -> int:
-    """The import's line, found by its quoted specifier (the model's Import has no position)."""
-    for number, line in enumerate(text.splitlines(), start=1):
-        if f'"{specifier}"' in line or f"'{specifier}'" in line:
-            return number
-    return 0
-
-
-_IMPORT_TEXT = re.compile(r"""^\s*import\s+(?:type\s+)?([\w$]+)?[^'"]*?\bfrom\s*["']([^"']+)["']""", re.M)
-
-
-def _imports_from_text(registry: str, text: str) -> list[tuple[str, str, int]]:
-    """Default imports only: the shape generated registries use. Fallback when the model is absent."""
-    out: list[tuple[str, str, int]] = []
-    for m in _IMPORT_TEXT.finditer(text):
-        target = _resolve(registry, m.group(2))
-        if target and m.group(1):
-            out.append((m.group(1), target, text.count("\n", 0, m.start()) + 1))
-    return out
-
-
-def _strip_comments(text: str) -> str:
-    """Blank out comments and string contents, keeping line numbers, so names in them do not count as uses."""
-    out: list[str] = []
-    i, n = 0, len(text)
-    while i < n:
-        c = text[i]
-        if text.startswith("//", i):
-            j = text.find("\n", i)
-            j = n if j < 0 else j
-            out.append(" " * (j - i))
-            i = j
-        elif text.startswith("/*", i):
-            j = text.find("*/", i + 2)
-            j = n if j < 0 else j + 2
-            out.append("".join(ch if ch == "\n" else " " for ch in text[i:j]))
-            i = j
-        elif c in "\"'`":
-            j = i + 1
-            while j < n and text[j] != c:
-                j += 2 if text[j] == "\\" else 1
-            j = min(j + 1, n)
-            out.append(c + "".join(ch if ch == "\n" else " " for ch in text[i + 1 : j - 1]) + (c if j - 1 > i else ""))
-            i = j
-        else:
-            out.append(c)
-            i += 1
-    return "".join(out)
-
-
-_IMPORT_START = re.compile(r"^\s*import\b")
-_IMPORT_END = re.compile(r"""\bfrom\s*["']|^\s*import\s*["']""")
-
-
-def _end_of_imports(lines: Sequence[str]) -> int:
-    """Last line of the last import statement (multi-line `import { … } from` included)."""
-    last = 0
-    number = 0
-    while number < len(lines):
-        if _IMPORT_START.match(lines[number]):
-            while number < len(lines) and not _IMPORT_END.search(lines[number]):
-                number += 1
-            last = number + 1
-        number += 1
-    return last
-
-
-def _registry_entries(program: Any, registry: str, text: str, migration_dir: str) -> list[_Entry]:
-    imports = _imports_from_model(program, registry)
-    if imports is None:
-        imports = _imports_from_text(registry, text)
+        return []
     prefix = _strip_ext(migration_dir.rstrip("/")) + "/"
-    lines = _strip_comments(text).splitlines()
-    last_import = _end_of_imports(lines)
-    entries: list[_Entry] = []
-    for local, target, import_line in imports:
-        if not target.startswith(prefix):
-            continue
-        word = re.compile(r"(?<![\w$.])" + re.escape(local) + r"(?![\w$])")
-        use = (0, 0)
-        for number in range(last_import + 1, len(lines) + 1):
-            m = word.search(lines[number - 1])
-            if m:
-                use = (number, m.start())
-                break
-        entries.append(_Entry(local, target, use[0], use[1], import_line))
-    return entries
+    targets: dict[str, str] = {}
+    for local, imp in sorted(module.imports.items()):
+        target = _import_target(registry, imp)
+        if target is not None and target.startswith(prefix):
+            targets[local] = target
+    uses = _first_uses(module, set(targets))
+    return [_Entry(local, target, *uses.get(local, (0, 0))) for local, target in targets.items()]
+
+
+def _first_uses(module: "Module", names: set[str]) -> dict[str, tuple[int, int]]:
+    """(line, order) of the first reference to each name in the module's code.
+
+    References are read from the values of top-level bindings (`export const
+    migrations = [a, b]`, `export default [..]`, `{ a, b }`, `[a].concat(b)`)
+    and from the receivers and arguments of every call (`register(a)`);
+    imports, comments and strings are not references. A list returned from
+    a function body, or hidden behind a spread (`[...older]`), is not seen:
+    the model exposes no other way to enumerate a module's identifiers.
+    """
+    found: dict[str, tuple[int, int]] = {}
+    roots = [*_top_level_values(module), *(call.expr for call in module.calls())]
+    order = 0
+    for root in roots:
+        for leaf in _leaves(root):
+            order += 1
+            head = (leaf.identifier or leaf.member_path or "").split(".", 1)[0]
+            if head in names:
+                found[head] = min(found.get(head, (leaf.line, order)), (leaf.line, order))
+    return found
+
+
+# ----- reading TypeScript values through the model
+
+_MAX_NESTING = 12  # generated registries are flat; deeper values are not walked
+
+
+def _top_level_values(module: "Module") -> list["Expr"]:
+    """Values of the module's top-level bindings (`const X = ..`, `export default ..`), in source order."""
+    values = (module.constant(name) for name in sorted(module.declarations))
+    return sorted((v for v in values if v is not None), key=lambda v: (v.line, v.end_line))
+
+
+def _leaves(expr: "Expr", depth: int = 0) -> Iterator["Expr"]:
+    """The leaf values inside `expr` in source order, through array elements,
+    object property values, and a call's receiver and arguments."""
+    if depth > _MAX_NESTING:
+        return
+    children = _children(expr)
+    if not children:
+        yield expr
+        return
+    for child in children:
+        yield from _leaves(child, depth + 1)
+
+
+def _children(expr: "Expr") -> tuple["Expr", ...]:
+    if expr.elements:
+        return expr.elements
+    if expr.props:
+        return tuple(value for _, value in expr.props)
+    call = expr.call
+    if call is None:
+        return ()
+    receiver = call.receiver
+    return ((receiver,) if receiver is not None else ()) + call.args
 
 
 def _check_registry(st: _State, added: list[str], base_migrations: list[str]) -> dict[str, bool]:
@@ -831,20 +775,17 @@ def _check_registry(st: _State, added: list[str], base_migrations: list[str]) ->
     if not registry or not (st.ctx.base.exists(registry) or st.ctx.patched.exists(registry)):
         return result  # this repository has no registry: nothing to register in
     text = st.ctx.patched.text(registry)
-    if text is None:
-        entries: list[_Entry] = []
-    else:
-        if _parse_error_blocks(st, registry, text):
-            return result
-        entries = _registry_entries(st.ctx.program, registry, text, migration_dir)
-    base_text = st.ctx.base.text(registry)
-    if base_text is not None and base_migrations and not _registry_entries(
-        st.ctx.base_program, registry, base_text, migration_dir
+    if text is not None and _parse_error_blocks(st, registry):
+        return result
+    entries = _registry_entries(st.ctx.program, registry, migration_dir)
+    if st.ctx.base.exists(registry) and base_migrations and not _registry_entries(
+        st.ctx.base_program, registry, migration_dir
     ):
         st.notes.append(f"{posixpath.basename(registry)} imports no migration in the base: registration not checked")
         return result  # the registry is not import-based (e.g. a glob): nothing to check against
-    by_module = {e.module: e for e in entries}
-    listed = sorted((e for e in entries if e.line > 0), key=lambda e: (e.line, e.column))
+    # A module imported under two names counts by its listed name.
+    by_module = {e.module: e for e in sorted(entries, key=lambda e: (e.line > 0, -e.line, -e.order))}
+    listed = sorted((e for e in entries if e.line > 0), key=lambda e: (e.line, e.order))
     position = {e.module: i for i, e in enumerate(listed)}
     base_stems = {_strip_ext(b) for b in base_migrations}
     for path in added:
@@ -852,12 +793,8 @@ def _check_registry(st: _State, added: list[str], base_migrations: list[str]) ->
         entry = by_module.get(key)
         if entry is None or entry.line <= 0:
             how = "is not imported" if entry is None else f"is imported as `{entry.local}` but never listed"
-            text_m = st.ctx.patched.text(path)
-            line = _name_line(text_m, _stem(path))
-            at = entry.import_line if entry and entry.import_line > 0 else 1
-            related = [Location(registry, at, at, "imported here, never listed")] if entry else []
-            if text is not None and not related:
-                related.append(Location(registry, 1, max(1, len(text.splitlines())), "the migration registry"))
+            line = _name_line(st.ctx.program, path, _stem(path))
+            related = _registry_related(registry, text, entry, listed)
             st.add(
                 "migration-unregistered",
                 title=f"migration {_stem(path)} is not registered in {posixpath.basename(registry)}",
@@ -875,10 +812,7 @@ def _check_registry(st: _State, added: list[str], base_migrations: list[str]) ->
             result[path] = False
             continue
         result[path] = True
-        after = sorted(
-            (e for e in listed if e.module in base_stems and position[e.module] > position[key]),
-            key=lambda e: (e.line, e.column),
-        )
+        after = [e for e in listed if e.module in base_stems and position[e.module] > position[key]]
         if after:
             st.add(
                 "migration-order",
@@ -899,15 +833,28 @@ def _check_registry(st: _State, added: list[str], base_migrations: list[str]) ->
     return result
 
 
+def _registry_related(registry: str, text: str | None, entry: _Entry | None, listed: list[_Entry]) -> list[Location]:
+    """Where to look in the registry for an unregistered migration.
+
+    The model's imports carry no position, so an imported-but-unlisted
+    migration points at the list that leaves it out (the registry's other
+    migrations) rather than at its import line.
+    """
+    if entry is not None and listed:
+        first, last = listed[0].line, max(e.line for e in listed)
+        return [Location(registry, first, last, f"the registry's list: `{entry.local}` is imported but not in it")]
+    if text is None:
+        return []
+    note = f"imports `{entry.local}`, never lists it" if entry is not None else "the migration registry"
+    return [Location(registry, 1, max(1, len(text.splitlines())), note)]
+
+
 # ----- parse errors of the TypeScript files this family reads
 
 
-def _parse_error_blocks(st: _State, path: str, text: str) -> bool:
+def _parse_error_blocks(st: _State, path: str) -> bool:
     """True when an ERROR region overlaps changed lines (the family must report `error`)."""
-    try:
-        regions = tuple(st.ctx.program.parse_errors(path))
-    except (ImportError, NotImplementedError):
-        return False
+    regions = st.ctx.program.parse_errors(path)
     f = st.files.get(path)
     for start, end in sorted(regions):
         if f is not None and f.touches(start, end):
@@ -938,30 +885,32 @@ class _Table:
     name: str
     line: int
     end_line: int
-    normalized: str
+    normalized: str  # comments and formatting dropped: equal means no DDL change
+    code_lines: frozenset[int]  # lines holding its syntax, not comments or blank lines
 
 
-def _tables(program: Any, path: str, calls: frozenset[str]) -> list[_Table] | None:
-    try:
-        module = program.module(path)
-    except (ImportError, NotImplementedError):
-        return None
+def _tables(program: "Program", path: str, calls: frozenset[str]) -> list[_Table]:
+    module = program.module(path)
     if module is None:
         return []
     out: list[_Table] = []
     for call in module.calls():
-        callee = getattr(call, "callee", None) or getattr(call, "callee_text", "") or ""
-        if callee.rsplit(".", 1)[-1] not in calls:
+        if call.callee.rsplit(".", 1)[-1] not in calls:
             continue
-        args = tuple(getattr(call, "args", ()) or ())
-        name = getattr(args[0], "string_value", None) if args else None
-        out.append(_Table(name or f"@{call.line}", call.line, call.end_line, getattr(call, "normalized", call.text)))
+        name = call.args[0].string_value if call.args else None
+        out.append(_Table(name or f"@{call.line}", call.line, call.end_line, call.normalized, _code_lines(call)))
     return sorted(out, key=lambda t: (t.line, t.name))
 
 
-def _code_line(line: str) -> bool:
-    s = line.strip()
-    return bool(s) and not s.startswith(("//", "/*", "*"))
+def _code_lines(call: "Call") -> frozenset[int]:
+    """Lines a table declaration's syntax occupies: its first and last line, each
+    column's value (`integer().notNull()`, however many lines it spans) and its
+    other arguments. A comment between two columns lies on none of them."""
+    lines = {call.line, call.end_line}
+    for arg in call.args:
+        for part in tuple(value for _, value in arg.props) or (arg,):
+            lines.update(range(part.line, part.end_line + 1))
+    return frozenset(lines)
 
 
 def _ddl_changes(st: _State, f: ChangedFile) -> list[tuple[str, int, int]]:
@@ -969,20 +918,13 @@ def _ddl_changes(st: _State, f: ChangedFile) -> list[tuple[str, int, int]]:
     calls = frozenset(st.opt("table_calls"))
     patched = _tables(st.ctx.program, f.path, calls) if f.status is not FileStatus.DELETED else []
     base = _tables(st.ctx.base_program, f.source_path, calls) if f.status is not FileStatus.ADDED else []
-    if patched is None or base is None:
-        # No TS model: any changed code line of a DDL file counts as a DDL change.
-        lines = f.patched_text.splitlines() if f.patched_text else []
-        added = sorted(n for n in f.added_lines if 0 < n <= len(lines) and _code_line(lines[n - 1]))
-        return [("(file)", added[0], added[-1])] if added else []
     base_by_name = {t.name: t for t in base}
-    lines = f.patched_text.splitlines() if f.patched_text else []
-    code = [n for n in sorted(f.added_lines) if 0 < n <= len(lines) and _code_line(lines[n - 1])]
     out: list[tuple[str, int, int]] = []
     for t in patched:
         old = base_by_name.get(t.name)
         if old is not None and old.normalized == t.normalized:
             continue  # comments or formatting only
-        inside = [n for n in code if t.line <= n <= t.end_line]
+        inside = sorted(n for n in f.added_lines if n in t.code_lines)
         out.append((t.name, inside[0] if inside else t.line, inside[-1] if inside else t.end_line))
     names = {t.name for t in patched}
     for old in base:
@@ -1018,19 +960,19 @@ class _Chain:
 
 def _chains(st: _State) -> list[_Chain]:
     singles = set(st.opt("snapshots"))
-    v1 = _matcher(st.opt("snapshot_globs"))
-    journals = _matcher(st.opt("journal_globs"))
-    legacy_name = re.compile(str(st.opt("legacy_snapshot_pattern")))
-    folder = re.compile(str(st.opt("v1_folder_pattern")))
+    v1_globs = tuple(st.opt("snapshot_globs"))
+    journal_globs = tuple(st.opt("journal_globs"))
+    legacy_name = st.name_pattern("legacy_snapshot_pattern")
+    folder = st.name_pattern("v1_folder_pattern")
     chains: dict[tuple[str, str], dict[str, set[str]]] = {}
 
     def collect(side: str, paths: Iterable[str]) -> None:
         for p in paths:
             if p in singles:
                 continue
-            if v1(p) and folder.match(posixpath.basename(posixpath.dirname(p))):
+            if matches(p, v1_globs) and folder.match(posixpath.basename(posixpath.dirname(p))):
                 key = ("v1", posixpath.dirname(posixpath.dirname(p)))
-            elif journals(p):
+            elif matches(p, journal_globs):
                 key = ("legacy", posixpath.dirname(p))
                 chains.setdefault(key, {"base": set(), "patched": set()})
                 continue
@@ -1052,12 +994,12 @@ def _chains(st: _State) -> list[_Chain]:
     for (kind, root), sets in sorted(chains.items()):
         journal = None
         if kind == "legacy":
-            journal = next((p for p in sorted(st.ctx.patched.paths(root + "/")) if journals(p)), None)
+            journal = next((p for p in sorted(st.ctx.patched.paths(root + "/")) if matches(p, journal_globs)), None)
         out.append(_Chain(kind, root, tuple(sorted(sets["patched"])), tuple(sorted(sets["base"])), journal))
     return out
 
 
-def _load(tree: Any, paths: Iterable[str], prev_key: str) -> dict[str, Snapshot | Broken]:
+def _load(tree: TreeView, paths: Iterable[str], prev_key: str) -> dict[str, Snapshot | Broken]:
     return {p: parse_snapshot(p, tree.text(p), prev_key) for p in sorted(paths)}
 
 
@@ -1274,7 +1216,7 @@ def _check_chain_migrations(
         return
     journal = _journal_entries(st.ctx.patched.text(chain.journal) if chain.journal else None)
     base_journal = _journal_entries(st.ctx.base.text(chain.journal) if chain.journal else None)
-    name_re = re.compile(str(st.opt("legacy_snapshot_pattern")))
+    name_re = st.name_pattern("legacy_snapshot_pattern")
     for path in added:
         snap = patched[path]
         assert isinstance(snap, Snapshot)
@@ -1371,12 +1313,12 @@ def _out_of_order(st: _State, snap: Snapshot, name: str, later: list[str]) -> No
 
 def _check_ddl(st: _State, parts: list[str]) -> list[ChangedFile]:
     """A changed table declaration needs a snapshot change. Returns the changed DDL files."""
-    ddl_match = _matcher(st.opt("ddl_globs"))
-    ddl_files = [f for p, f in sorted(st.files.items()) if p == f.path and (ddl_match(f.path) or ddl_match(f.source_path))]
+    ddl_globs = tuple(st.opt("ddl_globs"))
+    ddl_files = [f for p, f in sorted(st.files.items()) if p == f.path and (matches(f.path, ddl_globs) or matches(f.source_path, ddl_globs))]
     changed: list[tuple[ChangedFile, str, int, int]] = []
     for f in ddl_files:
         st.touched = True
-        if f.patched_text is not None and f.status is not FileStatus.DELETED and _parse_error_blocks(st, f.path, f.patched_text):
+        if f.patched_text is not None and f.status is not FileStatus.DELETED and _parse_error_blocks(st, f.path):
             continue
         changed.extend((f, *change) for change in _ddl_changes(st, f))
     if not changed:
