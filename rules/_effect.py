@@ -9,13 +9,13 @@ the configured names in.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Mapping, Sequence
 
+from reviewer import globs
 from reviewer.changeset import FileStatus
-from reviewer.model import Location
-from reviewer.typescript import Call, Expr, Function, Module, Program
+from reviewer.model import Finding, Location
+from reviewer.typescript import Call, Expr, Function, Module, Program, exits, names_in, throws, words_on_lines
 
 if TYPE_CHECKING:
     from reviewer.context import ReviewContext
@@ -39,40 +39,6 @@ def number(value: Any, fallback: float) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return fallback
     return float(value)
-
-
-def glob(pattern: str) -> re.Pattern[str]:
-    """`**` crosses directories (`**/` may match none); `*` and `?` stay inside one."""
-    out: list[str] = []
-    i = 0
-    while i < len(pattern):
-        if pattern.startswith("**/", i):
-            out.append("(?:.*/)?")
-            i += 3
-        elif pattern.startswith("**", i):
-            out.append(".*")
-            i += 2
-        elif pattern[i] == "*":
-            out.append("[^/]*")
-            i += 1
-        elif pattern[i] == "?":
-            out.append("[^/]")
-            i += 1
-        else:
-            out.append(re.escape(pattern[i]))
-            i += 1
-    return re.compile("^" + "".join(out) + "$")
-
-
-def path_matches(path: str, patterns: Iterable[str]) -> bool:
-    return any(glob(p).match(path) for p in patterns)
-
-
-def glob_prefix(pattern: str) -> str:
-    """The literal directory part of a glob, for listing candidate files."""
-    cut = min((i for i, ch in enumerate(pattern) if ch in "*?["), default=len(pattern))
-    head = pattern[:cut]
-    return head if cut == len(pattern) else head.rsplit("/", 1)[0] + "/" if "/" in head else ""
 
 
 # ------------------------------------------------------------------ names
@@ -116,10 +82,6 @@ def ref_name(expr: Expr | None) -> str | None:
         return expr.member_path
 
 
-def word_in(word: str, text: str) -> bool:
-    return re.search(r"(?<![\w$])" + re.escape(word) + r"(?![\w$])", text) is not None
-
-
 # ------------------------------------------------------------------ files
 
 
@@ -138,14 +100,34 @@ def tree_paths(ctx: "ReviewContext", patterns: Sequence[str]) -> tuple[str, ...]
     """TypeScript files of the patched tree under the given globs."""
     found: set[str] = set()
     for pattern in patterns:
-        for path in ctx.patched.paths(glob_prefix(pattern)):
-            if path.endswith(TS_SUFFIXES) and not path.endswith(".d.ts") and glob(pattern).match(path):
+        for path in ctx.patched.paths(globs.literal_prefix(pattern)):
+            if path.endswith(TS_SUFFIXES) and not path.endswith(".d.ts") and globs.matches(path, (pattern,)):
                 found.add(path)
     paths = tuple(sorted(found))
     # One git process for the lot instead of one per file the rules go on to read.
     if paths:
         safe(lambda: ctx.patched.prefetch(list(paths)), None)
     return paths
+
+
+def files_naming(
+    ctx: "ReviewContext", patterns: Sequence[str], words: Iterable[str], ignore: Sequence[str] = ()
+) -> tuple[str, ...]:
+    """TypeScript files under the globs whose source contains one of `words`.
+
+    Only a cheap filter before parsing: a file without the bytes cannot define
+    or invoke the hook; whether it does is then decided on the syntax tree
+    (`Program.callbacks`), so a word in a comment never yields a finding.
+    """
+    wanted = tuple(w for w in words if w)
+    out = []
+    for path in tree_paths(ctx, patterns):
+        if globs.matches(path, ignore):
+            continue
+        source = ctx.patched.text(path) or ""
+        if any(word in source for word in wanted):
+            out.append(path)
+    return tuple(out)
 
 
 def modules(program: Program, paths: Iterable[str]) -> list[Module]:
@@ -170,17 +152,8 @@ def imported_paths(program: Program, paths: Iterable[str]) -> tuple[str, ...]:
 # ------------------------------------------------------------------ functions
 
 
-def named_function(fn: Function | None) -> Function | None:
-    """The nearest enclosing function that has a name of its own (not a hook arrow)."""
-    while fn is not None:
-        if fn.name:
-            return fn
-        fn = fn.parent
-    return None
-
-
 def outer_named(fn: Function | None, skip: Iterable[str] = ()) -> Function | None:
-    """Nearest named ancestor whose name is not in `skip` (e.g. `commit` arrows)."""
+    """`fn` or its nearest ancestor with a name of its own that is not in `skip` (e.g. `commit` arrows)."""
     skipped = set(skip)
     while fn is not None:
         if fn.name and fn.name not in skipped:
@@ -217,7 +190,12 @@ def unique_sorted(items: Iterable[Location]) -> list[Location]:
 
 
 def safe(fn: Callable[[], Any], default: Any) -> Any:
-    """Evaluate a model query that may not understand odd syntax; never crash the rule."""
+    """Evaluate a model query that may not understand odd syntax; never crash the rule.
+
+    Only where the default cannot hide a violation. The statement queries
+    (guards, exits, names_in, ...) are called bare: if one raises, the family's
+    invariant becomes `error` instead of quietly reporting less.
+    """
     try:
         return fn()
     except (RecursionError, ValueError, KeyError, IndexError, AttributeError, TypeError):
@@ -226,32 +204,58 @@ def safe(fn: Callable[[], Any], default: Any) -> Any:
 
 # ------------------------------------------------------------------ effect idioms
 
+# How a configured success list names a bare `return` in a handler.
+BARE_RETURN = "return;"
+
 
 def handler_fails(program: Program, handler: Expr, fail_names: Sequence[str]) -> bool:
     """Does this handler (may) re-fail: a fail/die call, `throw`, or a helper reaching one?"""
-    text = handler.normalized
-    if word_in("throw", text):
+    if throws(handler):
         return True
-    for call in handler.calls:
-        if matches(call.callee, fail_names):
-            return True
-        for arg in call.args:  # `Effect.andThen(Effect.die)` passes the failure by reference
-            if matches(arg.member_path, fail_names):
-                return True
-    if matches(handler.member_path, fail_names):
+    if refers_to_any(handler, fail_names):
         return True
     reached = safe(lambda: program.reaches(handler, list(fail_names), max_depth=3), [])
     return bool(reached)
 
 
 def yields_success(handler: Expr, success_names: Sequence[str]) -> bool:
-    """Does the handler produce a success value (`Effect.void`, `Effect.succeed(..)`, a bare return)?"""
-    text = handler.normalized
-    for name in success_names:
-        short = name.split(".", 1)[-1] if "." in name else name
-        if name in text or re.search(r"\.\s*" + re.escape(short) + r"(?![\w$])", text):
+    """Can the handler produce a success value: a success constructor or stage anywhere in it
+    (`Effect.void`, `Effect.succeed(..)`, `Effect.asVoid`), or a bare `return` when configured?"""
+    if refers_to_any(handler, success_names):
+        return True
+    function = safe(lambda: handler.function, None)
+    for end in exits(function) if function is not None else ():
+        if end.value is None and end.kind == "return" and BARE_RETURN in success_names:
+            return True
+        if end.value is not None and matches(ref_name(end.value), success_names):
             return True
     return False
+
+
+def refers_to_any(expr: Expr, names: Sequence[str]) -> bool:
+    """`expr` is, calls, or passes by reference one of `names` (import-resolved):
+    `Effect.fail(e)`, `Effect.andThen(Effect.die)`, `Effect.void`."""
+    if matches(ref_name(expr), names):
+        return True
+    for call in safe(lambda: expr.calls, ()):
+        if matches(call.callee, names):
+            return True
+        if any(matches(ref_name(arg), names) for arg in safe(lambda: call.args, ())):
+            return True
+    return False
+
+
+def mentions(expr: Expr, word: str) -> bool:
+    """`word` is written in `expr` as a name, or as a dotted path when it has dots.
+
+    Strings and comments never count: `Effect.log("heartbeat")` does not mention `heartbeat`.
+    """
+    if "." in word:
+        if expr.member_path == word:
+            return True
+        calls = safe(lambda: expr.calls, ())
+        return any(arg.member_path == word for call in calls for arg in safe(lambda: call.args, ()))
+    return word in names_in(expr)
 
 
 @dataclass(frozen=True)
@@ -264,51 +268,40 @@ class Stage:
     wraps: bool = False  # a data-first call taking the effect as its first argument
 
 
-def stages_of(program: Program, call: Call) -> list[Stage]:
+def stages_of(call: Call) -> list[Stage]:
     """What is applied to `call`'s value, in order: pipe stages, then data-first wrappers.
 
     `renew(..).pipe(Effect.repeat(s), Effect.forkScoped)` gives repeat, forkScoped;
     `Effect.forkScoped(Effect.repeat(renew(..), s))` gives repeat, forkScoped too.
     """
-    out: list[Stage] = []
+    out = _piped(call)
+    current = call
+    for _ in range(5):
+        host = first_arg_host(current)
+        if host is None:
+            break
+        out.append(Stage(host.expr, host.callee, host, wraps=True))
+        out.extend(_piped(host))
+        current = host
+    return out
+
+
+def _piped(call: Call) -> list[Stage]:
+    out = []
     for expr in safe(lambda: call.piped_into, ()):
         name = ref_name(expr)
         if name:
             out.append(Stage(expr, name, expr.call))
-    out.extend(_wrappers(program, call, 0))
     return out
 
 
-def _wrappers(program: Program, call: Call, depth: int) -> list[Stage]:
-    """Data-first wrappers: calls whose first argument is this call (and theirs)."""
-    if depth > 4:
-        return []
-    host = host_of_first_arg(program, call)
-    if host is None:
-        return []
-    out = [Stage(host.expr, host.callee, host, wraps=True)]
-    for expr in safe(lambda: host.piped_into, ()):
-        name = ref_name(expr)
-        if name:
-            out.append(Stage(expr, name, expr.call))
-    out.extend(_wrappers(program, host, depth + 1))
-    return out
-
-
-def host_of_first_arg(program: Program, call: Call) -> Call | None:
+def first_arg_host(call: Call) -> Call | None:
     """The call `H(call, ...)` taking `call` as its first argument, if any."""
-    if call.enclosing is not None:
-        candidates: Iterable[Call] = call.enclosing.calls
-    else:
-        module = program.module(call.path)
-        candidates = [c for c in module.calls() if c.enclosing is None] if module is not None else []
-    for other in candidates:
-        if other is call or other.line > call.line:
-            continue
-        args = safe(lambda: other.args, ())
-        if args and args[0].call is call:
-            return other
-    return None
+    host = safe(lambda: call.host, None)
+    if host is None:
+        return None
+    args = safe(lambda: host.args, ())
+    return host if args and args[0].call is call else None
 
 
 def outermost(call: Call, stages: Sequence[Stage]) -> tuple[int, int]:
@@ -325,42 +318,24 @@ def outermost(call: Call, stages: Sequence[Stage]) -> tuple[int, int]:
     return line, end
 
 
-_BINDING = re.compile(r"(?:^\s*|[;{(,]\s*)(?:const|let|var)\s+([A-Za-z_$][\w$]*)\s*(?::[^=]*)?=\s*(?:yield\s*\*|await)?\s*$")
-_ASSIGN = re.compile(r"(?:^\s*|[;{]\s*)([A-Za-z_$][\w$.]*)\s*=\s*(?:yield\s*\*|await)?\s*$")
-_STATEMENT = re.compile(r"^\s*(?:yield\s*\*|await)?\s*$")
+def event_of(call: Call) -> str | None:
+    """The event a publish call commits: its first argument as a dotted name (`SessionEvent.Step.Failed`)."""
+    args = safe(lambda: call.args, ())
+    if len(args) < 2:
+        return None
+    return args[0].member_path
 
 
-def binding_of(module: Module, line: int, first_text: str) -> tuple[str, str | None]:
-    """How the expression starting on `line` with `first_text` is used.
-
-    Returns ("bound", name), ("discarded", None) for an expression statement,
-    or ("other", None) (returned, passed on, ...: someone else owns it). Reads
-    the source lines because the model exposes expressions, not statements.
-    """
-    lines = module.text.splitlines()
-    if not (1 <= line <= len(lines)):
-        return ("other", None)
-    current = lines[line - 1]
-    head = first_text.strip().splitlines()[0].strip() if first_text.strip() else ""
-    at = current.find(head[:40]) if head else -1
-    prefix = current[:at] if at >= 0 else ""
-    # A binding split over lines: `const beat =\n  yield* ...`
-    if _STATEMENT.match(prefix) and line >= 2:
-        previous = lines[line - 2].rstrip()
-        if previous.endswith("="):
-            combined = previous + " " + prefix.strip()
-            found = _BINDING.search(combined) or _ASSIGN.search(combined)
-            if found:
-                return ("bound", found.group(1))
-    found = _BINDING.search(prefix)
-    if found:
-        return ("bound", found.group(1))
-    found = _ASSIGN.search(prefix)
-    if found and "." not in found.group(1):
-        return ("bound", found.group(1))
-    if _STATEMENT.match(prefix):
-        return ("discarded", None)
-    return ("other", None)
+def publish_around(program: Program, path: str, line: int) -> Call | None:
+    """The innermost publish call spanning `line` (e.g. the one whose options carry the commit
+    that invokes a hook there)."""
+    module = program.module(path)
+    best: Call | None = None
+    for call in safe(module.calls, ()) if module is not None else ():
+        if call.line <= line <= call.end_line and event_of(call) is not None:
+            if best is None or (call.line, -call.end_line) > (best.line, -best.end_line):
+                best = call
+    return best
 
 
 def changed_hunks(ctx: "ReviewContext", path: str, note: str) -> list[Location]:
@@ -375,13 +350,16 @@ def changed_hunks(ctx: "ReviewContext", path: str, note: str) -> list[Location]:
     return out[:3]
 
 
+# ------------------------------------------------------------------ parse errors and summaries
+
+
 @dataclass(frozen=True)
 class ErrorRegion:
     path: str
     start: int
     end: int
     touched: bool  # overlaps lines the patch changed
-    inspected: bool  # its source mentions an idiom the family inspects
+    inspected: bool  # a name or string on its lines is an idiom the family inspects
 
 
 def error_regions(
@@ -393,19 +371,57 @@ def error_regions(
     hide a violation: the invariant is `error`. Any other region (untouched code,
     or a changed `interface X<in K>` with no idiom in it) is only a note.
     """
-    words = sorted({t for t in tokens if t})
+    # A dotted idiom (`Step.Ended`) counts when every segment is on the region's lines.
+    words = frozenset(t for t in tokens if t)
     out: list[ErrorRegion] = []
     for path in sorted(set(paths)):
         regions = safe(lambda: program.parse_errors(path), ())
         changed = ctx.changeset.file(path)
         module = program.module(path)
-        lines = module.text.splitlines() if module is not None else []
         for start, end in regions:
-            text = "\n".join(lines[max(start - 1, 0) : end])
-            inspected = any(word_in(w, text) for w in words)
+            # No module to read (cannot happen for a region it reported): fail closed, assume inspected.
+            found = words_on_lines(module, start, end) if module is not None else None
+            inspected = found is None or any(set(word.split(".")) <= found for word in words)
             touched = changed is not None and changed.touches(start, end)
             out.append(ErrorRegion(path, start, end, touched, inspected))
     return out
+
+
+def parse_error_findings(
+    ctx: "ReviewContext", regions: Sequence[ErrorRegion], *, title: str, idioms: str, unchecked: str
+) -> list[Finding]:
+    """The `consider` note for each region that did not block the family (see error_regions)."""
+    out = []
+    for region in regions:
+        where = f"in changed lines without {idioms} idioms" if region.touched else "in code the patch did not change"
+        out.append(
+            ctx.finding(
+                "parse-error",
+                title=title,
+                message=(
+                    f"{region.path}:{region.start}-{region.end} did not parse (tree-sitter ERROR region {where}); "
+                    f"{unchecked} inside it were not checked."
+                ),
+                location=loc(region.path, region.start, region.end),
+                related=changed_hunks(
+                    ctx, region.path, "the patch changed this file here; checks of it ran on a partial tree"
+                ),
+                anchor=f"parse-error:{region.path}:{region.start}",
+            )
+        )
+    return out
+
+
+def violation_summary(blocking: Sequence[Finding], phrases: Mapping[str, str]) -> str:
+    """One phrase per violated check, with its first location and how many more there are."""
+    parts = []
+    for check, phrase in phrases.items():
+        hits = [f for f in blocking if f.rule.endswith("/" + check)]
+        if hits:
+            first = hits[0].location
+            where = f" ({first.path.rsplit('/', 1)[-1]}:{first.line})" if first is not None else ""
+            parts.append(f"{phrase}{where}" + (f" +{len(hits) - 1}" if len(hits) > 1 else ""))
+    return "; ".join(parts)
 
 
 def iter_calls(program: Program, paths: Iterable[str]) -> Iterator[Call]:

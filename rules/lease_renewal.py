@@ -10,13 +10,13 @@ the lease.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Sequence
 
+from reviewer import globs
 from reviewer.model import Finding, InvariantStatus, Location, Severity
 from reviewer.registry import CheckSpec, Family, Outcome
-from reviewer.typescript import Call, Callback, Expr, Function, Module, Program, Role
+from reviewer.typescript import Atom, Call, Callback, Exit, Expr, Function, Module, Program, Role, exits, strings_in
 
 from reviewer.rules import _effect as fx
 
@@ -303,12 +303,9 @@ def _relevant(scan: Scan, module: Module) -> bool:
 
 def _mentions_lost(expr: Expr, opts: Options) -> bool:
     """A lost tag as a string (`"Lost"`), an object key (`{ Lost: .. }`) or a class reference."""
-    text = expr.normalized
-    for tag in opts.lost_tags:
-        short = fx.last(tag)
-        if f'"{short}"' in text or f"'{short}'" in text or fx.word_in(short, text):
-            return True
-    return False
+    shorts = {fx.last(tag) for tag in opts.lost_tags}
+    strings = strings_in(expr)
+    return any(short in strings or fx.mentions(expr, short) for short in shorts)
 
 
 # ------------------------------------------------------------------ check 1: release in interrupt commit
@@ -338,15 +335,8 @@ def _check_interrupt_commit(scan: Scan) -> None:
 
 
 def _files_mentioning(scan: Scan, word: str) -> list[str]:
-    """Unchanged files under `hook_paths` that name `word` (a hook defined there may now reach a changed helper)."""
-    out = []
-    for path in fx.tree_paths(scan.ctx, scan.opts.hook_paths):
-        if fx.path_matches(path, scan.opts.ignore_paths):
-            continue
-        text = scan.ctx.patched.text(path) or ""
-        if word in text:
-            out.append(path)
-    return out
+    """Unchanged files under `hook_paths` that may define `word` (a hook there may now reach a changed helper)."""
+    return list(fx.files_naming(scan.ctx, scan.opts.hook_paths, (word,), scan.opts.ignore_paths))
 
 
 def _hook_finding(scan: Scan, cb: Callback, path: tuple[Call, ...]) -> Finding:
@@ -437,16 +427,16 @@ def _is_function_like(expr: Expr) -> bool:
 def _invokers(scan: Scan, prop: str, skip: Sequence[Callback] = ()) -> list[Location]:
     """Where the hook runs: `hooks.<prop>()` in the changed files and the files they import."""
     program = scan.program
-    around = set(scan.changed) | {cb.path for cb in skip}
-    paths = around | set(fx.imported_paths(program, around))
+    paths = _around_hooks(scan, skip)
     out: list[Location] = []
     found = []
-    for inv in sorted(fx.safe(lambda: program.invocations(prop, sorted(paths)), []), key=lambda i: (i.path, i.line)):
+    for inv in sorted(fx.safe(lambda: program.invocations(prop, paths), []), key=lambda i: (i.path, i.line)):
         if inv.call is None or fx.last(inv.call.callee) != prop:
             continue
         if any(cb.path == inv.path and cb.line <= inv.line <= cb.end_line for cb in skip):
             continue  # the hook calling a look-alike of itself is not its invoker
-        found.append((inv, _publish_host(scan, inv.path, inv.line)))
+        host = fx.publish_around(scan.program, inv.path, inv.line)
+        found.append((inv, fx.event_of(host) if host is not None else None))
     # Prefer invokers that commit an interruption event; fall back to any.
     committing = [(inv, host) for inv, host in found if host and fx.matches(host, scan.opts.interrupt_events)]
     for inv, host in committing or found:
@@ -459,11 +449,16 @@ def _invokers(scan: Scan, prop: str, skip: Sequence[Callback] = ()) -> list[Loca
     return out
 
 
+def _around_hooks(scan: Scan, hooks: Sequence[Callback]) -> list[str]:
+    """The changed files, the hooks' files, and the files they import: where a hook is invoked."""
+    around = set(scan.changed) | {cb.path for cb in hooks}
+    return sorted(around | set(fx.imported_paths(scan.program, around)))
+
+
 def _invoker_callers(scan: Scan, prop: str, skip: Sequence[Callback]) -> list[Location]:
     """Where the invoking helper is called from a finalizer (e.g. `Effect.onInterrupt`), before more cleanup."""
     program = scan.program
-    around = set(scan.changed) | {cb.path for cb in skip}
-    paths = sorted(around | set(fx.imported_paths(program, around)))
+    paths = _around_hooks(scan, skip)
     names = set()
     for inv in fx.safe(lambda: program.invocations(prop, paths), []):
         if any(cb.path == inv.path and cb.line <= inv.line <= cb.end_line for cb in skip):
@@ -482,23 +477,6 @@ def _invoker_callers(scan: Scan, prop: str, skip: Sequence[Callback]) -> list[Lo
                 note = f"the interruption finalizer runs `{call.callee_text}` (:{call.line}); the run's other finalizers follow it"
             out.append(fx.fn_loc(call.enclosing, note))
     return out
-
-
-def _publish_host(scan: Scan, path: str, line: int) -> str | None:
-    """The event published by the call whose commit contains `line`, if any."""
-    module = scan.program.module(path)
-    if module is None:
-        return None
-    best: Call | None = None
-    for call in fx.safe(module.calls, ()):
-        if call.line <= line <= call.end_line and call.line != line or call.line == line and call.end_line > line:
-            args = fx.safe(lambda: call.args, ())
-            if len(args) >= 2 and args[0].member_path and "." in args[0].member_path:
-                if best is None or call.line >= best.line:
-                    best = call
-    if best is None:
-        return None
-    return best.args[0].member_path
 
 
 def _coordinator_locations(scan: Scan) -> list[Location]:
@@ -537,11 +515,11 @@ def _check_release_sites(scan: Scan) -> None:
         checked += 1
         if fx.key(call) in scan.reported_releases:
             continue
-        if fx.path_matches(call.path, opts.allowed_paths):
+        if globs.matches(call.path, opts.allowed_paths):
             continue
         if fx.key(call) in allowed:
             continue
-        if fx.path_matches(call.path, opts.allowed_sites) and (
+        if globs.matches(call.path, opts.allowed_sites) and (
             Role.FINALIZER in call.roles or fx.matches(call.callee, opts.stale_cleanup)
         ):
             continue
@@ -553,7 +531,7 @@ def _check_release_sites(scan: Scan) -> None:
 
 def _rolls_back(scan: Scan, release: Call) -> bool:
     """A release after an acquire/takeover in the same function: the claim is this code's own and no run holds it."""
-    fn = fx.named_function(release.enclosing) or release.enclosing
+    fn = fx.outer_named(release.enclosing) or release.enclosing
     if fn is None:
         return False
     for call in fn.all_calls:
@@ -573,12 +551,12 @@ def _allowed_releases(scan: Scan) -> set[tuple[str, int, str]]:
     program, opts = scan.program, scan.opts
     roots: list[Expr | Call] = []
     site_paths = set(fx.tree_paths(scan.ctx, opts.allowed_sites)) | {
-        p for p in scan.changed if fx.path_matches(p, opts.allowed_sites)
+        p for p in scan.changed if globs.matches(p, opts.allowed_sites)
     }
     finalizer_calls = [c for c in fx.iter_calls(program, site_paths) if Role.FINALIZER in c.roles]
     covered: set[int] = set()
     # Outermost first: a call nested in another finalizer call is covered by the outer one's reach.
-    for call in sorted(finalizer_calls, key=lambda c: (c.path, -len(c.text), c.line)):
+    for call in sorted(finalizer_calls, key=lambda c: (c.path, c.line, -c.end_line)):  # stable: outer calls first
         if id(call) in covered:
             continue
         roots.append(call)
@@ -620,7 +598,7 @@ def _is_coordinator_interrupt(call: Call, opts: Options) -> bool:
 
 
 def _outside_finding(scan: Scan, call: Call) -> Finding:
-    fn = fx.named_function(call.enclosing)
+    fn = fx.outer_named(call.enclosing)
     where = f"in {fx.describe(fn)}" if fn is not None else "at module level"
     role = call.role.value
     related: list[Location] = []
@@ -662,9 +640,10 @@ def _check_lost(scan: Scan) -> None:
         counted += 1
         if not (call.changed or handler.changed) or fx.key(call) in seen:
             continue
-        if fx.handler_fails(program, handler, opts.fail) and not _lost_branch_succeeds(handler, opts):
+        lost_succeeds = _lost_branch_succeeds(program, handler, opts)
+        if fx.handler_fails(program, handler, opts.fail) and not lost_succeeds:
             continue
-        if not fx.yields_success(handler, opts.success) and not _lost_branch_succeeds(handler, opts):
+        if not fx.yields_success(handler, opts.success) and not lost_succeeds:
             continue
         seen.add(fx.key(call))
         scan.findings.append(_lost_finding(scan, call, why, _subject(scan, call)))
@@ -672,7 +651,7 @@ def _check_lost(scan: Scan) -> None:
     for call in sorted(fx.iter_calls(program, scan.changed), key=fx.key):
         if not (scan.is_renew(call) or scan.is_release(call)):
             continue
-        for stage in fx.stages_of(program, call):
+        for stage in fx.stages_of(call):
             if not fx.matches(stage.name, opts.ignore) or fx.matches(stage.name, opts.catch_all) and stage.call is not None:
                 continue
             counted += 1
@@ -724,98 +703,73 @@ def _subject(scan: Scan, catch: Call) -> Call | None:
         table: dict[int, Call] = {}
         for call in fx.iter_calls(scan.program, [catch.path]):
             if scan.is_renew(call) or scan.is_release(call):
-                for stage in fx.stages_of(scan.program, call):
+                for stage in fx.stages_of(call):
                     if stage.call is not None:
                         table.setdefault(id(stage.call), call)
         scan.subjects[catch.path] = table
     return scan.subjects[catch.path].get(id(catch))
 
 
-def _lost_branch_succeeds(handler: Expr, opts: Options) -> bool:
-    """The handler tests for Lost and returns success on that branch.
+def _lost_branch_succeeds(program: Program, handler: Expr, opts: Options) -> bool:
+    """The handler tests for Lost and produces success on a path only Lost takes.
 
-    Reads the normalized handler source (comments dropped, spacing fixed):
-    `if(!(e instanceof Lost))return Effect.die(e)` followed by a success, or
-    `e instanceof Lost?Effect.void:..`, or `if(e instanceof Lost)return Effect.void`.
+    `if (!(e instanceof Lost)) return Effect.die(e)` followed by a success,
+    `e instanceof Lost ? Effect.void : ..`, `if (e._tag === "Lost") return Effect.void`,
+    `if (Lost.is(e)) return` all qualify; the test may be written across lines.
     """
-    text = handler.normalized
-    success = list(opts.success)
-    for short in sorted({fx.last(t) for t in opts.lost_tags}):
-        for test in _lost_tests(text, short):
-            head = re.sub(r"[\w$.]+\s*$", "", text[: test.start()]).rstrip()
-            negated = head.endswith("!(") or head.endswith("!")
-            after = text[test.end() :].lstrip(")").lstrip()
-            if after.startswith("?"):
-                consequence, alternative = _split_ternary(after[1:])
-                return _is_success(alternative if negated else consequence, success)
-            if negated:
-                # `if (!(e instanceof Lost)) return fail`: what follows the if is the Lost branch.
-                return _is_success(_skip_statement(after), success)
-            return _is_success(after, success)
+    function = fx.safe(lambda: program.function_of(handler), None)
+    if function is None:
+        return False
+    shorts = frozenset(fx.last(t) for t in opts.lost_tags)
+    lost, other = _lost_world(shorts, True), _lost_world(shorts, False)
+    for end in exits(function):
+        only_lost = all(g.admits(lost) for g in end.guards) and not all(g.admits(other) for g in end.guards)
+        if only_lost and _exit_succeeds(end, opts):
+            return True
     return False
 
 
-def _lost_tests(text: str, short: str) -> list[re.Match[str]]:
-    name = re.escape(short)
-    pattern = (
-        r"instanceof\s*(?:[\w$]+\.)*" + name + r"(?![\w$])"
-        r"|_tag\s*===?\s*[\"']" + name + r"[\"']"
-        r"|(?:[\w$]+\.)*" + name + r"\.is\([^)]*\)"
-    )
-    return list(re.finditer(pattern, text))
+def _lost_world(shorts: frozenset[str], is_lost: bool) -> Callable[[Atom], bool | None]:
+    """Decides the tests a handler makes of its error, in a world where it is (or is not) Lost."""
+
+    def decide(atom: Atom) -> bool | None:
+        if atom.operator == "instanceof" and atom.right is not None:
+            return is_lost if fx.last(fx.ref_name(atom.right) or "") in shorts else None
+        if atom.operator in ("===", "==", "!==", "!=") and atom.right is not None:
+            tag = _tag_comparison(atom)
+            if tag is None:
+                return None
+            equal = tag in shorts if is_lost else (False if tag in shorts else None)
+            return equal if equal is None or atom.operator in ("===", "==") else not equal
+        call = atom.left.call
+        if atom.operator == "" and call is not None and call.method == "is" and fx.last(fx.owner(call.callee)) in shorts:
+            return is_lost  # `Lost.is(e)`, `Claim.Lost.is(e)`
+        return None
+
+    return decide
 
 
-_OPEN, _CLOSE = "([{", ")]}"
-_STATEMENT_STARTS = ("return", "if(", "yield", "const ", "let ", "throw", "for(", "while(")
-
-
-def _skip_statement(text: str) -> str:
-    """The text after the first statement of `text` (a block or a single statement)."""
-    depth = 0
-    quote = ""
-    for i, ch in enumerate(text):
-        if quote:
-            if ch == quote and text[i - 1] != "\\":
-                quote = ""
+def _tag_comparison(atom: Atom) -> str | None:
+    """The tag in `e._tag === "Lost"` (either side), else None."""
+    for ref, literal in ((atom.left, atom.right), (atom.right, atom.left)):
+        if ref is None or literal is None:
             continue
-        if ch in "\"'`":
-            quote = ch
-        elif ch in _OPEN:
-            depth += 1
-        elif ch in _CLOSE:
-            depth -= 1
-            if depth < 0:
-                return text[i:]
-            if depth == 0 and text.startswith("{"):
-                return text[i + 1 :]
-        elif depth == 0 and ch == ";":
-            return text[i + 1 :]
-        elif depth == 0 and i > 0 and text.startswith(_STATEMENT_STARTS, i) and not (text[i - 1].isalnum() or text[i - 1] in "_$."):
-            return text[i:]
-    return ""
+        path = ref.member_path or ""
+        if (path == "_tag" or path.endswith("._tag")) and literal.string_value is not None:
+            return literal.string_value
+    return None
 
 
-def _split_ternary(text: str) -> tuple[str, str]:
-    depth = 0
-    for i, ch in enumerate(text):
-        if ch in _OPEN:
-            depth += 1
-        elif ch in _CLOSE:
-            depth -= 1
-        elif ch == ":" and depth == 0:
-            return text[:i], text[i + 1 :]
-    return text, ""
-
-
-def _is_success(fragment: str, success: Sequence[str]) -> bool:
-    fragment = fragment.strip()
-    if fragment.startswith("{"):
-        fragment = fragment[1:]
-    if fragment.startswith("return;") or fragment in ("return", "}", ""):
-        return fragment != ""
-    if fragment.startswith("return"):
-        fragment = fragment[len("return") :].lstrip()
-    return any(fragment.startswith(s) for s in success if s != "return;")
+def _exit_succeeds(end: Exit, opts: Options) -> bool:
+    """This way out of a handler produces success: a bare return, falling off the end, or a
+    success value (`Effect.void`, `Effect.succeed(..)`) that does not fail again."""
+    if end.kind == "throw":
+        return False
+    if end.value is None:
+        return True
+    if fx.refers_to_any(end.value, opts.fail):
+        return False
+    return fx.refers_to_any(end.value, opts.success)
 
 
 def _lost_finding(scan: Scan, call: Call, why: str, subject: Call | None, stage: Expr | None = None) -> Finding:
@@ -828,7 +782,7 @@ def _lost_finding(scan: Scan, call: Call, why: str, subject: Call | None, stage:
     if cleanup is not None:
         related.append(fx.call_loc(cleanup, f"the cleanup handed to `{cleanup.callee_text}`"))
     for loop in _loops(scan, [call.path]):
-        if loop.fork is not None and fx.named_function(loop.fn) is fx.named_function(call.enclosing):
+        if loop.fork is not None and fx.outer_named(loop.fn) is fx.outer_named(call.enclosing):
             related.append(fx.loc(loop.path, loop.line, loop.end_line, "the heartbeat whose Lost also goes unobserved"))
     for release in sorted(scan.hook_releases):
         related.append(fx.loc(release[0], release[1], release[1], "deletes the claim during the interruption commit, so Lost is the normal case here"))
@@ -875,7 +829,7 @@ class Loop:
     fork: str | None
     fn: Function | None
     joined_inline: bool
-    head: str  # callee text of the outermost call, to find the statement around it
+    outer: Call  # the outermost call of the expression (the renewal or its last data-first wrapper)
 
 
 def _loops(scan: Scan, paths: Iterable[str]) -> list[Loop]:
@@ -884,7 +838,7 @@ def _loops(scan: Scan, paths: Iterable[str]) -> list[Loop]:
     for call in sorted(fx.iter_calls(program, paths), key=fx.key):
         if not scan.is_renew(call):
             continue
-        stages = fx.stages_of(program, call)
+        stages = fx.stages_of(call)
         repeat = next((s for s in stages if fx.matches(s.name, opts.repeat)), None)
         if repeat is None:
             continue
@@ -893,7 +847,6 @@ def _loops(scan: Scan, paths: Iterable[str]) -> list[Loop]:
         joined = fork_at is not None and any(fx.matches(s.name, opts.join) for s in stages[fork_at + 1 :])
         line, end = fx.outermost(call, stages)
         wrappers = [s.call for s in stages if s.wraps and s.call is not None]
-        outer = min([call, *wrappers], key=lambda c: (c.line, -c.end_line, -len(c.text)))
         out.append(
             Loop(
                 renew=call,
@@ -904,7 +857,7 @@ def _loops(scan: Scan, paths: Iterable[str]) -> list[Loop]:
                 fork=stages[fork_at].name if fork_at is not None else None,
                 fn=call.enclosing,
                 joined_inline=joined,
-                head=outer.callee_text,
+                outer=wrappers[-1] if wrappers else call,
             )
         )
     return out
@@ -927,7 +880,7 @@ def _check_loops(scan: Scan) -> None:
     scope = set(scan.changed)
     if lease_changed:
         scope |= set(fx.tree_paths(scan.ctx, opts.allowed_sites))
-    loops = _loops(scan, sorted(p for p in scope if not fx.path_matches(p, opts.ignore_paths)))
+    loops = _loops(scan, sorted(p for p in scope if not globs.matches(p, opts.ignore_paths)))
     periods: list[str] = []
     for loop in loops:
         touched = scan.ctx.changeset.file(loop.path)
@@ -952,15 +905,14 @@ def _check_loops(scan: Scan) -> None:
 
 
 def _check_joined(scan: Scan, loop: Loop) -> None:
-    module = scan.program.module(loop.path)
-    if module is None or loop.joined_inline:
+    if loop.joined_inline:
         return
-    usage, name = fx.binding_of(module, loop.line, loop.head)
-    if usage == "other":
-        return  # returned or handed on: the caller owns the fiber
+    usage, name = loop.outer.binding
+    if usage not in ("bound", "discarded") or (name is not None and "." in name):
+        return  # returned, handed on or stored on an object: someone else owns the fiber
     if usage == "bound" and name is not None and _joined(scan, loop, name):
         return
-    fn = fx.named_function(loop.fn)
+    fn = fx.outer_named(loop.fn)
     what = f"bound to `{name}` but never joined" if usage == "bound" else "discarded (not bound to a variable)"
     related = [fx.call_loc(loop.renew, f"`{loop.renew.callee}` fails with Lost when the claim is gone")]
     if fn is not None:
@@ -1001,20 +953,25 @@ def _guarded_work(loop: Loop) -> Call | None:
 
 def _joined(scan: Scan, loop: Loop, name: str) -> bool:
     """Is the fiber bound to `name` joined/awaited/raced anywhere in the same function?"""
-    fn = fx.named_function(loop.fn) or loop.fn
+    fn = fx.outer_named(loop.fn) or loop.fn
     opts = scan.opts
     calls = fn.all_calls if fn is not None else tuple(fx.iter_calls(scan.program, [loop.path]))
     for call in calls:
         if call.line <= loop.end_line and call.line >= loop.line:
             continue
         if fx.matches(call.callee, opts.join):
-            if any(fx.word_in(name, a.normalized) for a in fx.safe(lambda: call.args, ())):
+            if any(fx.mentions(a, name) for a in fx.safe(lambda: call.args, ())):
                 return True
         if call.method in opts.join_members and fx.owner(call.callee) == name:
             return True
     # `heartbeat.await` read as a property (Effect 4 fibers)
-    text = fn.expr.normalized if fn is not None else ""
-    return any(f"{name}.{member}" in text for member in opts.join_members)
+    if fn is None:
+        return False
+    for member in opts.join_members:
+        for read in fx.safe(lambda: scan.program.invocations(member, fn.path), []):
+            if fn.line <= read.line <= fn.end_line and read.expr.member_path == f"{name}.{member}":
+                return True
+    return False
 
 
 def _lease(scan: Scan) -> tuple[float, str, bool]:
@@ -1104,7 +1061,7 @@ def _idiom_tokens(opts: Options) -> list[str]:
 
 def run(ctx: "ReviewContext") -> Outcome:
     opts = _options(ctx.options)
-    changed = tuple(p for p in fx.changed_ts_paths(ctx) if not fx.path_matches(p, opts.ignore_paths))
+    changed = tuple(p for p in fx.changed_ts_paths(ctx) if not globs.matches(p, opts.ignore_paths))
     if not changed:
         return Outcome(InvariantStatus.NOT_APPLICABLE, "no changed TypeScript file")
     program = ctx.program
@@ -1129,21 +1086,15 @@ def run(ctx: "ReviewContext") -> Outcome:
     _check_release_sites(scan)
     _check_lost(scan)
     _check_loops(scan)
-    for region in regions:
-        where = "in changed lines without claim idioms" if region.touched else "in code the patch did not change"
-        scan.findings.append(
-            ctx.finding(
-                "parse-error",
-                title="Unparsed region in a file with claim handling",
-                message=(
-                    f"{region.path}:{region.start}-{region.end} did not parse (tree-sitter ERROR region {where}); "
-                    "claim releases or renewals inside it were not checked."
-                ),
-                location=fx.loc(region.path, region.start, region.end),
-                related=fx.changed_hunks(ctx, region.path, "the patch changed this file here; checks of it ran on a partial tree"),
-                anchor=f"parse-error:{region.path}:{region.start}",
-            )
+    scan.findings.extend(
+        fx.parse_error_findings(
+            ctx,
+            regions,
+            title="Unparsed region in a file with claim handling",
+            idioms="claim",
+            unchecked="claim releases or renewals",
         )
+    )
     findings = tuple(sorted(scan.findings, key=lambda f: f.sort_key()))
     blocking = [f for f in findings if f.severity is not Severity.CONSIDER]
     summary = _summary(scan, relevant, blocking)
@@ -1161,14 +1112,7 @@ _VIOLATION_PHRASES = {
 
 def _summary(scan: Scan, relevant: Sequence[str], blocking: Sequence[Finding]) -> str:
     if blocking:
-        parts = []
-        for check, phrase in _VIOLATION_PHRASES.items():
-            hits = [f for f in blocking if f.rule.endswith("/" + check)]
-            if hits:
-                first = hits[0].location
-                where = f" ({first.path.rsplit('/', 1)[-1]}:{first.line})" if first is not None else ""
-                parts.append(f"{phrase}{where}" + (f" +{len(hits) - 1}" if len(hits) > 1 else ""))
-        return "; ".join(parts)
+        return fx.violation_summary(blocking, _VIOLATION_PHRASES)
     return "; ".join(scan.facts) + f" ({len(relevant)} file(s))"
 
 

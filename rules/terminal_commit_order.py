@@ -10,13 +10,25 @@ without reconciling tools, since a crash can land between the two.
 
 from __future__ import annotations
 
-import re
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Sequence
 
+from reviewer import globs
 from reviewer.model import Finding, InvariantStatus, Location, Severity
 from reviewer.registry import CheckSpec, Family, Outcome
-from reviewer.typescript import Call, Callback, Function, Module, Program, Role
+from reviewer.typescript import (
+    Atom,
+    Call,
+    Callback,
+    Function,
+    Module,
+    Program,
+    Role,
+    guards,
+    jumps_past,
+    names_in,
+    strings_in,
+)
 
 from reviewer.rules import _effect as fx
 
@@ -181,21 +193,15 @@ class Scan:
     facts: list[str]
     # settle step short name -> every callee spelling seen for it (`publisher.failUnsettledTools`, ...)
     settle_callees: dict[str, set[str]]
+    # names written in an outermost function, by its identity (read once, asked per site)
+    names: dict[int, frozenset[str]] = field(default_factory=dict)
 
 
 # ------------------------------------------------------------------ publishes and helpers
 
 
-def _event_of(call: Call) -> str | None:
-    """The event a publish call commits: its first argument as a dotted name."""
-    args = fx.safe(lambda: call.args, ())
-    if len(args) < 2:
-        return None
-    return args[0].member_path
-
-
 def _publishes(scan: Scan, events: Sequence[str]) -> list[Call]:
-    out = [c for c in fx.iter_calls(scan.program, scan.scope) if fx.matches(_event_of(c), events)]
+    out = [c for c in fx.iter_calls(scan.program, scan.scope) if fx.matches(fx.event_of(c), events)]
     return sorted(out, key=fx.key)
 
 
@@ -225,7 +231,7 @@ def _in_scope(scan: Scan, call: Call) -> bool:
         return False
     if call.changed:
         return True
-    fn = fx.named_function(call.enclosing)
+    fn = fx.outer_named(call.enclosing)
     touched = scan.ctx.changeset.file(call.path)
     return fn is not None and touched is not None and touched.touches(fn.line, fn.end_line)
 
@@ -277,12 +283,12 @@ def _after_failure(scan: Scan, site: Call, failure_sites: Sequence[Call]) -> tup
     if site.case_label is not None and site.case_label in opts.failure_cases:
         return f'in a failure branch: in the `case "{site.case_label}":` branch', []
     if Role.FAILURE_HANDLER in site.roles:
-        handler = fx.named_function(site.enclosing)
+        handler = fx.outer_named(site.enclosing)
         return "inside a failure handler: inside a failure handler (catch/orElse callback)", (
             [fx.fn_loc(site.enclosing, "the failure handler")] if site.enclosing is not None and handler is None else []
         )
     for failure in failure_sites:
-        if fx.safe(lambda: failure.precedes(site), False) and not _exits_after(scan, failure, site):
+        if fx.safe(lambda: failure.precedes(site), False) and not jumps_past(failure, site):
             return (
                 f"after Step.Failed: after `{failure.callee_text}` at line {failure.line} already failed it",
                 [fx.call_loc(failure, "the failure terminal published first on the same path")],
@@ -290,49 +296,15 @@ def _after_failure(scan: Scan, site: Call, failure_sites: Sequence[Call]) -> tup
     return None, []
 
 
-_EXIT = ("return", "throw", "continue", "break")
-
-
-def _exits_after(scan: Scan, failure: Call, site: Call) -> bool:
-    """Does the failure's block leave the function (return/throw) before reaching `site`?
-
-    `precedes` is branch-aware but not exit-aware: in
-    `if (err) { yield* failAssistant(m); return }  yield* endAssistant(f)` the
-    two never run on one path. Reads the lines between the two calls: an exit
-    statement at the failure's indentation (inside its block) ends that path.
-    """
-    module = scan.program.module(failure.path)
-    if module is None:
-        return False
-    lines = module.text.splitlines()
-    if not (1 <= failure.line <= len(lines)):
-        return False
-    head = lines[failure.line - 1]
-    before = head[: max(head.find(failure.callee_text), 0)]
-    if any(fx.word_in(word, before) for word in ("return", "throw")):
-        return True  # `return yield* failAssistant(..)`
-    indent = len(head) - len(head.lstrip())
-    for raw in lines[failure.end_line : site.line - 1]:
-        text = raw.strip()
-        if not text or text.startswith(("//", "/*", "*")):
-            continue
-        level = len(raw) - len(raw.lstrip())
-        if level < indent:
-            return False  # the failure's block closed without leaving
-        if text.split("(", 1)[0].split(" ", 1)[0] in _EXIT:
-            return True
-    return False
-
-
 def _what(site: Call, helpers: Mapping[str, Function]) -> str:
-    if site.method in helpers and _event_of(site) is None:
+    if site.method in helpers and fx.event_of(site) is None:
         return f"`{site.callee_text}` (Step.Ended)"
-    return f"`{_event_of(site) or site.callee_text}`"
+    return f"`{fx.event_of(site) or site.callee_text}`"
 
 
 def _helper_locations(site: Call, helpers: Mapping[str, Function], note: str) -> list[Location]:
     fn = helpers.get(site.method)
-    if fn is None or _event_of(site) is not None:
+    if fn is None or fx.event_of(site) is not None:
         return []
     return [fx.fn_loc(fn, f"`{fn.name}` {note}")]
 
@@ -349,12 +321,8 @@ class SafeHook:
 def _safe_hooks(scan: Scan) -> list[SafeHook]:
     """Terminal-commit hooks whose body writes `phase: "safe"` (directly or via a helper's argument)."""
     program, opts = scan.program, scan.opts
-    paths = set(scan.scope)
-    for path in fx.tree_paths(scan.ctx, opts.hook_paths):
-        text = scan.ctx.patched.text(path) or ""
-        if any(hook in text for hook in opts.terminal_hooks):
-            paths.add(path)
-    paths = {p for p in paths if not fx.path_matches(p, opts.ignore_paths)}
+    paths = set(scan.scope) | set(fx.files_naming(scan.ctx, opts.hook_paths, opts.terminal_hooks))
+    paths = {p for p in paths if not globs.matches(p, opts.ignore_paths)}
     out: list[SafeHook] = []
     for hook in opts.terminal_hooks:
         for cb in fx.safe(lambda: program.callbacks(hook, sorted(paths)), []):
@@ -385,7 +353,7 @@ def _check_terminal_before_tools(scan: Scan) -> list[Call]:
     terminal_publishes: list[Call] = []
     for hook in opts.terminal_hooks:
         for inv in fx.safe(lambda: program.invocations(hook, scan.scope), []):
-            host = _host_publish(scan, inv.path, inv.line)
+            host = fx.publish_around(program, inv.path, inv.line)
             if host is not None:
                 terminal_publishes.append(host)
     terminal_publishes = sorted({fx.key(c): c for c in terminal_publishes}.values(), key=fx.key)
@@ -393,7 +361,7 @@ def _check_terminal_before_tools(scan: Scan) -> list[Call]:
     checked = 0
     for publish in terminal_publishes:
         helper = fx.outer_named(publish.enclosing, ("commit",))
-        callers = _callers(scan, helper) if helper is not None and not _settled_before(scan, publish) else []
+        callers = _callers(scan, helper) if helper is not None and _unsettled(scan, publish) else []
         sites = callers if callers else [publish]
         for site in sites:
             if not _in_scope(scan, site) or not _tool_context(scan, site):
@@ -413,19 +381,6 @@ def _check_terminal_before_tools(scan: Scan) -> list[Call]:
     return early
 
 
-def _host_publish(scan: Scan, path: str, line: int) -> Call | None:
-    """The publish call whose options carry the commit invoking the hook at `line`."""
-    module = scan.program.module(path)
-    if module is None:
-        return None
-    best: Call | None = None
-    for call in fx.safe(module.calls, ()):
-        if call.line <= line <= call.end_line and _event_of(call) is not None:
-            if best is None or (call.line, -call.end_line) > (best.line, -best.end_line):
-                best = call
-    return best
-
-
 def _callers(scan: Scan, helper: Function) -> list[Call]:
     """Calls of the helper by name in the changed files and the files around them."""
     out = []
@@ -434,10 +389,6 @@ def _callers(scan: Scan, helper: Function) -> list[Call]:
             if call.callee == helper.name or "." in call.callee:
                 out.append(call)
     return sorted(out, key=fx.key)
-
-
-def _settled_before(scan: Scan, call: Call) -> bool:
-    return not _unsettled(scan, call)
 
 
 def _unsettled(scan: Scan, site: Call) -> list[str]:
@@ -495,15 +446,17 @@ def _available_settles(scan: Scan, site: Call) -> list[str]:
         outer = outer.parent
     if outer is None:
         return []
-    text = outer.body_text_normalized
-    return [name for name in scan.opts.settle_tools if fx.word_in(fx.last(name), text)]
+    if id(outer) not in scan.names:
+        scan.names[id(outer)] = names_in(outer.expr)
+    named = scan.names[id(outer)]
+    return [name for name in scan.opts.settle_tools if fx.last(name) in named]
 
 
 def _before_tools_finding(
     scan: Scan, site: Call, publish: Call, helper: Function | None, missing: Sequence[str], hooks: Sequence[SafeHook]
 ) -> Finding:
     opts = scan.opts
-    event = _event_of(publish) or "the terminal event"
+    event = fx.event_of(publish) or "the terminal event"
     where = f' in the `case "{site.case_label}":` branch' if site.case_label else ""
     if Role.FAILURE_HANDLER in site.roles and not site.case_label:
         where = " in a failure handler"
@@ -563,7 +516,7 @@ def _recovery_sites(scan: Scan) -> list[Location]:
 
 def _check_recovery(scan: Scan, early: Sequence[Call]) -> None:
     opts = scan.opts
-    paths = [p for p in scan.changed if fx.path_matches(p, opts.recovery_paths)]
+    paths = [p for p in scan.changed if globs.matches(p, opts.recovery_paths)]
     checked = 0
     for call in sorted(fx.iter_calls(scan.program, paths), key=fx.key):
         if not fx.matches(call.callee, opts.release) or not _in_scope(scan, call):
@@ -573,7 +526,7 @@ def _check_recovery(scan: Scan, early: Sequence[Call]) -> None:
         checked += 1
         if _reconciled_before(scan, call):
             continue
-        fn = fx.named_function(call.enclosing)
+        fn = fx.outer_named(call.enclosing)
         related = [fx.fn_loc(fn, f"`{fn.name}` handles phase `{opts.safe_phase}` without reconciling first")] if fn else []
         related += [fx.call_loc(site, f"`{opts.safe_phase}` can be committed with tools unsettled") for site in early]
         scan.findings.append(
@@ -604,65 +557,44 @@ def _check_recovery(scan: Scan, early: Sequence[Call]) -> None:
 def _mentions_safe(scan: Scan, call: Call) -> bool:
     """Can a claim in the safe phase reach this release?
 
-    Reads the `if`/`case` headers enclosing the call (by indentation, since the
-    model has no statements) and the early-exit guards before it in its block:
-    `if (row.phase === "safe")` or `if (row.phase !== "safe") continue` put it on
-    the safe path; a header that only tests other phases (`=== "ready"`) takes
-    it off. With no phase test around it, a function that names the safe phase
-    at all is assumed to let safe rows through.
+    The function around the call must name the safe phase at all (as a string);
+    then every condition the call runs under (enclosing `if`/`else`, `case`
+    labels, early exits like `if (row.phase !== "safe") continue`) must admit a
+    row whose phase is safe. A test of anything else admits every row.
     """
-    fn = fx.named_function(call.enclosing) or call.enclosing
+    fn = fx.outer_named(call.enclosing) or call.enclosing
     if fn is None:
         return False
-    phase = re.escape(scan.opts.safe_phase)
-    safe_literal = re.compile(r"[\"'`]" + phase + r"[\"'`]")
-    if not safe_literal.search(fn.body_text_normalized):
+    if scan.opts.safe_phase not in strings_in(fn.expr):
         return False
-    module = scan.program.module(call.path)
-    if module is None:
-        return True
-    headers, guards = _branch_context(module.text.splitlines(), call.line, fn.line)
-    equal_safe = re.compile(r"===?\s*[\"'`]" + phase + r"[\"'`]|[\"'`]" + phase + r"[\"'`]\s*===?")
-    not_safe = re.compile(r"!==?\s*[\"'`]" + phase + r"[\"'`]|[\"'`]" + phase + r"[\"'`]\s*!==?")
-    other_equal = re.compile(r"===?\s*[\"'`](?!" + phase + r"[\"'`])[\w-]+[\"'`]")
-    if any(equal_safe.search(h) or (h.startswith("case") and safe_literal.search(h)) for h in headers):
-        return True
-    if any(not_safe.search(g) for g in guards):
-        return True
-    if any(other_equal.search(h) or (h.startswith("case") and not safe_literal.search(h)) for h in headers):
-        return False
-    if any(not_safe.search(h) for h in headers):
-        return False  # `if (phase !== "safe") { release }`
-    return True
+    decide = _phase_world(scan.opts)
+    return all(g.admits(decide) for g in guards(call, within=fn))
 
 
-_EXIT_WORDS = ("return", "continue", "break", "throw")
+def _phase_world(opts: Options) -> Callable[[Atom], bool | None]:
+    """Decides comparisons of the phase in a world where it is the safe phase.
 
+    `x === "safe"` holds; `x === "ready"` does not when `x` is the phase
+    (`row.phase`, `phase`); any other test is unknown.
+    """
 
-def _branch_context(lines: list[str], line: int, stop: int) -> tuple[list[str], list[str]]:
-    """(enclosing if/case headers, early-exit guards of the same block) above `line`."""
-    if not (1 <= line <= len(lines)):
-        return [], []
-    current = lines[line - 1]
-    threshold = len(current) - len(current.lstrip())
-    headers: list[str] = []
-    guards: list[str] = []
-    for number in range(line - 1, max(stop, 1) - 1, -1):
-        raw = lines[number - 1]
-        text = raw.strip()
-        if not text or text.startswith(("//", "/*", "*")):
-            continue
-        indent = len(raw) - len(raw.lstrip())
-        if indent < threshold:
-            head = text.lstrip("} ")
-            if head.startswith(("if", "else if", "case", "default")):
-                headers.append(head)
-            threshold = indent
-        elif indent == threshold and text.startswith("if") and any(
-            re.search(r"\)\s*" + word + r"\b", text) for word in _EXIT_WORDS
-        ):
-            guards.append(text)
-    return headers, guards
+    def decide(atom: Atom) -> bool | None:
+        if atom.operator not in ("===", "==", "!==", "!=") or atom.right is None:
+            return None
+        for subject, literal in ((atom.left, atom.right), (atom.right, atom.left)):
+            value = literal.string_value
+            if value is None:
+                continue
+            if value == opts.safe_phase:
+                equal = True
+            elif fx.last(subject.member_path or "") == opts.phase_key:
+                equal = False
+            else:
+                return None
+            return equal if atom.operator in ("===", "==") else not equal
+        return None
+
+    return decide
 
 
 def _reconciled_before(scan: Scan, call: Call) -> bool:
@@ -683,10 +615,10 @@ def _reconciled_before(scan: Scan, call: Call) -> bool:
 
 def _relevant(scan: Scan, module: Module) -> bool:
     opts = scan.opts
-    if fx.path_matches(module.path, opts.recovery_paths):
+    if globs.matches(module.path, opts.recovery_paths):
         return True
     for call in fx.safe(module.calls, ()):
-        if fx.matches(_event_of(call), opts.success_events + opts.failure_events):
+        if fx.matches(fx.event_of(call), opts.success_events + opts.failure_events):
             return True
         if call.method in {fx.last(s) for s in opts.settle_tools}:
             return True
@@ -714,7 +646,7 @@ def _idiom_tokens(opts: Options) -> list[str]:
 
 def run(ctx: "ReviewContext") -> Outcome:
     opts = _options(ctx.options)
-    changed = tuple(p for p in fx.changed_ts_paths(ctx) if not fx.path_matches(p, opts.ignore_paths))
+    changed = tuple(p for p in fx.changed_ts_paths(ctx) if not globs.matches(p, opts.ignore_paths))
     if not changed:
         return Outcome(InvariantStatus.NOT_APPLICABLE, "no changed TypeScript file")
     program = ctx.program
@@ -743,34 +675,18 @@ def run(ctx: "ReviewContext") -> Outcome:
     _check_success_after_failure(scan)
     early = _check_terminal_before_tools(scan)
     _check_recovery(scan, early)
-    for region in regions:
-        where = "in changed lines without terminal/tool idioms" if region.touched else "in code the patch did not change"
-        scan.findings.append(
-            ctx.finding(
-                "parse-error",
-                title="Unparsed region in a file with terminal commits",
-                message=(
-                    f"{region.path}:{region.start}-{region.end} did not parse (tree-sitter ERROR region {where}); "
-                    "terminal publishes or tool settlement inside it were not checked."
-                ),
-                location=fx.loc(region.path, region.start, region.end),
-                related=fx.changed_hunks(ctx, region.path, "the patch changed this file here; checks of it ran on a partial tree"),
-                anchor=f"parse-error:{region.path}:{region.start}",
-            )
+    scan.findings.extend(
+        fx.parse_error_findings(
+            ctx,
+            regions,
+            title="Unparsed region in a file with terminal commits",
+            idioms="terminal/tool",
+            unchecked="terminal publishes or tool settlement",
         )
+    )
     findings = tuple(sorted(scan.findings, key=lambda f: f.sort_key()))
     blocking = [f for f in findings if f.severity is not Severity.CONSIDER]
-    if blocking:
-        parts = []
-        for check, phrase in _VIOLATION_PHRASES.items():
-            hits = [f for f in blocking if f.rule.endswith("/" + check)]
-            if hits:
-                first = hits[0].location
-                where = f" ({first.path.rsplit('/', 1)[-1]}:{first.line})" if first is not None else ""
-                parts.append(f"{phrase}{where}" + (f" +{len(hits) - 1}" if len(hits) > 1 else ""))
-        summary = "; ".join(parts)
-    else:
-        summary = "; ".join(scan.facts)
+    summary = fx.violation_summary(blocking, _VIOLATION_PHRASES) if blocking else "; ".join(scan.facts)
     return Outcome(InvariantStatus.VERIFIED, summary, findings)
 
 

@@ -7,17 +7,45 @@ from reviewer.typescript.model import Call, Callback, Expr, Function, Invocation
 from reviewer.typescript.module import Import, Module
 from reviewer.typescript.program import Program
 from reviewer.typescript.roles import DEFAULT_ROLES, Role, RoleTable
+from reviewer.typescript.statements import (
+    Atom,
+    Exit,
+    Guard,
+    block_exit,
+    evaluate,
+    exits,
+    guards,
+    jumps_past,
+    names_in,
+    statement_of,
+    strings_in,
+    throws,
+    words_on_lines,
+)
 
 __all__ = [
+    "Atom",
     "Call",
     "Callback",
     "DEFAULT_ROLES",
+    "Exit",
     "Expr",
     "Function",
+    "Guard",
     "Import",
     "Invocation",
     "Module",
     "Program",
     "Role",
     "RoleTable",
+    "block_exit",
+    "evaluate",
+    "exits",
+    "guards",
+    "jumps_past",
+    "names_in",
+    "statement_of",
+    "strings_in",
+    "throws",
+    "words_on_lines",
 ]

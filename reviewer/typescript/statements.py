@@ -1,0 +1,493 @@
+"""Statement-level facts: the conditions code runs under and how a path ends.
+
+The rest of the model answers questions about expressions and calls; rules
+also need to know which `if`/ternary/`case` tests guard a piece of code (and
+on which side of them it sits), whether a `return`/`throw`/`break`/`continue`
+ends the path after a call, what a callback produces on each of its paths,
+and which names and strings an expression mentions (so a word in a comment or
+a string is never mistaken for code). Everything here is a small query over
+the public model values; tree-sitter nodes stay inside this package.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable, Iterator
+
+import tree_sitter as ts
+
+from reviewer.typescript import syntax as sx
+from reviewer.typescript.model import Call, Expr, Function
+from reviewer.typescript.module import Module
+from reviewer.typescript.parse import node_lines
+
+# Parents whose named children are statements run one after another.
+_STATEMENT_LISTS = frozenset({"statement_block", "program", "switch_case", "switch_default"})
+# Statements after which the rest of their block never runs.
+_JUMPS = frozenset({"return_statement", "throw_statement", "break_statement", "continue_statement"})
+# Statements that leave the whole function (not just a loop or switch).
+_LEAVES = frozenset({"return_statement", "throw_statement"})
+_LOOPS = frozenset({"for_statement", "for_in_statement", "while_statement", "do_statement"})
+# Statements whose body may be a single statement without a block.
+_BODIES = frozenset({"if_statement", "else_clause", "labeled_statement", *_LOOPS})
+# Leaf tokens that are names (identifiers of values, properties and types).
+_NAMES = frozenset(
+    {
+        "identifier",
+        "property_identifier",
+        "shorthand_property_identifier",
+        "shorthand_property_identifier_pattern",
+        "type_identifier",
+        "private_property_identifier",
+    }
+)
+_COMPARISONS = frozenset({"===", "!==", "==", "!=", "<", "<=", ">", ">=", "instanceof", "in"})
+
+
+# ------------------------------------------------------------------ conditions
+
+
+@dataclass(frozen=True)
+class Atom:
+    """One atomic condition inside a test: `a === "x"`, `e instanceof Lost`, `Lost.is(e)`, `ok`.
+
+    `operator` is the comparison (`===`, `instanceof`, ...) with `left`/`right`
+    its operands, or "" for any other expression (`left` is then the whole
+    atom: a call, a reference, a literal).
+    """
+
+    operator: str
+    left: Expr
+    right: Expr | None = None
+
+
+# Decides an atomic Atom: True, False, or None when it cannot be known.
+Decide = Callable[[Atom], "bool | None"]
+
+
+def evaluate(test: Expr, decide: Decide) -> bool | None:
+    """Three-valued truth of a condition: `!`, `&&`, `||` and parentheses are
+    followed, every atom is handed to `decide` (None means unknown)."""
+    return _evaluate(test._module, test._node, decide)
+
+
+def _evaluate(module: Module, node: ts.Node | None, decide: Decide) -> bool | None:
+    node = sx.strip(node)
+    if node is None:
+        return None
+    if node.type == "unary_expression" and sx.text(sx.field(node, "operator")) == "!":
+        inner = _evaluate(module, sx.field(node, "argument"), decide)
+        return None if inner is None else not inner
+    if node.type == "binary_expression":
+        operator = sx.text(sx.field(node, "operator"))
+        left, right = sx.field(node, "left"), sx.field(node, "right")
+        if operator == "&&":
+            return _and(_evaluate(module, left, decide), _evaluate(module, right, decide))
+        if operator == "||":
+            return _or(_evaluate(module, left, decide), _evaluate(module, right, decide))
+        if operator in _COMPARISONS and left is not None and right is not None:
+            return decide(Atom(operator, Expr(module, left), Expr(module, right)))
+    return decide(Atom("", Expr(module, node)))
+
+
+def _and(a: bool | None, b: bool | None) -> bool | None:
+    if a is False or b is False:
+        return False
+    return True if a is True and b is True else None
+
+
+def _or(a: bool | None, b: bool | None) -> bool | None:
+    if a is True or b is True:
+        return True
+    return False if a is False and b is False else None
+
+
+@dataclass(frozen=True)
+class Guard:
+    """A condition a piece of code runs under.
+
+    `holds` says on which side of `test` the code sits: True in an `if`
+    consequence, a ternary's `?` side, the right of `&&`, a matching `case`;
+    False in an `else`, a ternary's `:` side, the right of `||`, or after an
+    early exit `if (test) return` in an enclosing block. For a `case`, `test`
+    is its label and `subject` the switched value; `labels` also holds the
+    labels of empty cases that fall through into it.
+    """
+
+    test: Expr
+    holds: bool
+    kind: str  # "if" | "ternary" | "logical" | "case" | "early-exit"
+    subject: Expr | None = None
+    labels: tuple[Expr, ...] = ()
+
+    def value(self, decide: Decide) -> bool | None:
+        """Truth of the guard's condition (before `holds` is applied)."""
+        if self.subject is None:
+            return evaluate(self.test, decide)
+        result: bool | None = False
+        for label in self.labels or (self.test,):
+            result = _or(result, decide(Atom("===", self.subject, label)))
+        return result
+
+    def admits(self, decide: Decide) -> bool:
+        """Can the guarded code run in a world where `decide` answers the atoms?"""
+        value = self.value(decide)
+        return value is None or value == self.holds
+
+
+def guards(expr: Expr | Call, within: Function | None = None) -> tuple[Guard, ...]:
+    """The conditions `expr` runs under, outermost first.
+
+    Walks out to `within` (through nested callbacks), or to the function
+    directly around `expr` when `within` is None.
+    """
+    module, node = _parts(expr)
+    stop = within._node if within is not None else None
+    out: list[Guard] = []
+    child = node
+    for parent in sx.ancestors(node):
+        if parent == stop or (stop is None and sx.is_function(parent)):
+            break
+        out.extend(reversed(_guards_at(module, parent, child)))
+        child = parent
+    out.reverse()
+    return tuple(out)
+
+
+def _guards_at(module: Module, parent: ts.Node, child: ts.Node) -> list[Guard]:
+    """Guards `parent` puts on its child `child`, in source order."""
+    kind = parent.type
+    if kind in ("if_statement", "ternary_expression"):
+        condition = sx.field(parent, "condition")
+        test = sx.strip(condition)
+        if test is None or child == condition:
+            return []
+        label = "if" if kind == "if_statement" else "ternary"
+        if child == sx.field(parent, "consequence"):
+            return [Guard(Expr(module, test), True, label)]
+        if child == sx.field(parent, "alternative"):
+            return [Guard(Expr(module, test), False, label)]
+        return []
+    if kind == "binary_expression" and child == sx.field(parent, "right"):
+        operator = sx.text(sx.field(parent, "operator"))
+        left = sx.field(parent, "left")
+        if left is not None and operator in ("&&", "||"):
+            return [Guard(Expr(module, left), operator == "&&", "logical")]
+        return []
+    out: list[Guard] = []
+    if kind == "switch_case" and child != sx.field(parent, "value"):
+        out.extend(_case_guard(module, parent))
+    if kind in _STATEMENT_LISTS:
+        out.extend(_early_exits(module, parent, child))
+    return out
+
+
+def _case_guard(module: Module, case: ts.Node) -> list[Guard]:
+    body = case.parent
+    switch = body.parent if body is not None else None
+    subject = sx.strip(sx.field(switch, "value")) if switch is not None else None
+    label = sx.field(case, "value")
+    if subject is None or label is None or body is None:
+        return []
+    labels = [label]
+    # `case "a": case "b": ..`: an empty case falls through into the next one
+    siblings = sx.named(body)
+    position = next((i for i, c in enumerate(siblings) if c == case), 0)
+    for previous in reversed(siblings[:position]):
+        if previous.type != "switch_case" or _case_body(previous):
+            break
+        value = sx.field(previous, "value")
+        if value is not None:
+            labels.insert(0, value)
+    return [
+        Guard(
+            Expr(module, label),
+            True,
+            "case",
+            subject=Expr(module, subject),
+            labels=tuple(Expr(module, n) for n in labels),
+        )
+    ]
+
+
+def _case_body(case: ts.Node) -> list[ts.Node]:
+    value = sx.field(case, "value")
+    return [c for c in sx.named(case) if c != value]
+
+
+def _early_exits(module: Module, block: ts.Node, child: ts.Node) -> list[Guard]:
+    """`if (test) return` (or a block ending in a jump) before `child` in `block`."""
+    out = []
+    for statement in _statements(block):
+        if statement == child:
+            break
+        test = sx.strip(sx.field(statement, "condition"))
+        if (
+            statement.type == "if_statement"
+            and test is not None
+            and sx.field(statement, "alternative") is None
+            and _always_jumps(sx.field(statement, "consequence"))
+        ):
+            out.append(Guard(Expr(module, test), False, "early-exit"))
+    return out
+
+
+def _always_jumps(node: ts.Node | None) -> bool:
+    """Control never continues past `node`: a jump, a block holding one, or an if/else jumping on both sides."""
+    if node is None:
+        return False
+    if node.type in _JUMPS:
+        return True
+    if node.type == "statement_block":
+        return any(_always_jumps(statement) for statement in sx.named(node))
+    if node.type == "else_clause":
+        return any(_always_jumps(statement) for statement in sx.named(node))
+    if node.type == "if_statement":
+        alternative = sx.field(node, "alternative")
+        return alternative is not None and _always_jumps(sx.field(node, "consequence")) and _always_jumps(alternative)
+    return False
+
+
+def _statements(block: ts.Node) -> list[ts.Node]:
+    if block.type == "switch_case":
+        return _case_body(block)
+    return sx.named(block)
+
+
+# ------------------------------------------------------------------ how paths end
+
+
+def statement_of(expr: Expr | Call) -> Expr | None:
+    """The statement `expr` is part of (within its function), or None."""
+    module, node = _parts(expr)
+    statement = _statement_node(node)
+    return Expr(module, statement) if statement is not None else None
+
+
+def _statement_node(node: ts.Node) -> ts.Node | None:
+    current = node
+    while current.parent is not None:
+        parent = current.parent
+        if current.type in _LEAVES or parent.type in _STATEMENT_LISTS:
+            return current
+        if parent.type in _BODIES and current.type.endswith("_statement") and current.type != "statement_block":
+            return current  # `if (x) yield* f()`: a statement without a block
+        if sx.is_function(parent):
+            return None  # an arrow's expression body
+        current = parent
+    return None
+
+
+def block_exit(call: Call) -> Expr | None:
+    """The jump that ends the path through `call`'s block.
+
+    The `return`/`throw` around the call itself (`return yield* fail(..)`), or
+    the first `return`/`throw`/`break`/`continue` among the statements after
+    the call's statement in the same block. None if the block runs on.
+    """
+    statement = _statement_node(call._node)
+    if statement is None:
+        return None
+    if statement.type in _LEAVES:
+        return Expr(call._module, statement)
+    block = statement.parent
+    if block is None or block.type not in _STATEMENT_LISTS:
+        return None
+    later = False
+    for sibling in _statements(block):
+        if sibling == statement:
+            later = True
+        elif later and sibling.type in _JUMPS:
+            return Expr(call._module, sibling)
+    return None
+
+
+def jumps_past(first: Call, later: Call) -> bool:
+    """After `first`, a jump ends the path before `later` can run.
+
+    A `return`/`throw` leaves the function; a `break`/`continue` only skips
+    code inside the loop or switch it leaves, so code after that construct
+    still runs.
+    """
+    jump = block_exit(first)
+    if jump is None or jump.path != later.path:
+        return False
+    node = jump._node
+    if node.type in _LEAVES:
+        if sx.contains(node, first._node):
+            return True  # `return yield* fail(..)`
+        return node.end_byte <= later._node.start_byte
+    target = _jump_target(node)
+    return target is not None and sx.contains(target, later._node) and node.end_byte <= later._node.start_byte
+
+
+def _jump_target(jump: ts.Node) -> ts.Node | None:
+    """The loop (or, for `break`, the switch) a `break`/`continue` leaves."""
+    for ancestor in sx.ancestors(jump):
+        if sx.is_function(ancestor):
+            return None
+        if ancestor.type in _LOOPS or (jump.type == "break_statement" and ancestor.type == "switch_statement"):
+            return ancestor
+    return None
+
+
+@dataclass(frozen=True)
+class Exit:
+    """One way a function produces its result.
+
+    kind: "return" (`value` is None for a bare `return`), "throw" (`value` is
+    what is thrown), "end" (control falls off the end of a block body), or
+    "expression" (an arrow's expression body). Values are read through
+    parentheses, `yield*` and `await` (`return yield* Effect.fail(e)` gives
+    `Effect.fail(e)`), and a ternary gives one exit per side. `guards` are the
+    conditions on the way, outermost first.
+    """
+
+    kind: str
+    value: Expr | None
+    line: int
+    guards: tuple[Guard, ...]
+
+
+def exits(function: Function) -> tuple[Exit, ...]:
+    """Every way `function` ends, in source order (nested functions excluded)."""
+    module, node = function._module, function._node
+    body = sx.field(node, "body")
+    if body is None:
+        return ()
+    if body.type != "statement_block":
+        return tuple(_split_value(module, "expression", body, ()))
+    out: list[Exit] = []
+    for statement in _own_statements(body, _LEAVES):
+        value = next(iter(sx.named(statement)), None)
+        found = guards(Expr(module, statement), within=function)
+        kind = "return" if statement.type == "return_statement" else "throw"
+        if value is None:
+            out.append(Exit(kind, None, node_lines(statement)[0], found))
+        else:
+            out.extend(_split_value(module, kind, value, found))
+    if not _always_jumps(body):
+        early = tuple(_early_exits(module, body, body))
+        out.append(Exit("end", None, node_lines(body)[1], early))
+    return tuple(out)
+
+
+def _split_value(module: Module, kind: str, value: ts.Node, found: tuple[Guard, ...]) -> Iterator[Exit]:
+    inner = _unwrapped(value)
+    if inner.type == "ternary_expression":
+        test = sx.strip(sx.field(inner, "condition"))
+        consequence, alternative = sx.field(inner, "consequence"), sx.field(inner, "alternative")
+        if test is not None and consequence is not None and alternative is not None:
+            condition = Expr(module, test)
+            yield from _split_value(module, kind, consequence, (*found, Guard(condition, True, "ternary")))
+            yield from _split_value(module, kind, alternative, (*found, Guard(condition, False, "ternary")))
+            return
+    yield Exit(kind, Expr(module, inner), node_lines(value)[0], found)
+
+
+def _unwrapped(value: ts.Node) -> ts.Node:
+    """`value` without parentheses, `yield*` and `await`: the effect or value it produces."""
+    node = value
+    while True:
+        inner = sx.strip(node)
+        if inner is None:
+            return node
+        if inner.type not in ("yield_expression", "await_expression"):
+            return inner
+        argument = next(iter(sx.named(inner)), None)
+        if argument is None:
+            return inner  # a bare `yield`
+        node = argument
+
+
+def _own_statements(body: ts.Node, kinds: frozenset[str]) -> Iterator[ts.Node]:
+    """Statements of the given kinds in `body`, outside nested functions, in source order."""
+    stack = [body]
+    while stack:
+        node = stack.pop()
+        if node.type in kinds:
+            yield node
+            continue
+        for child in reversed(node.named_children):
+            if not sx.is_function(child) and child.type != "comment":
+                stack.append(child)
+
+
+# ------------------------------------------------------------------ what code mentions
+
+
+def names_in(expr: Expr | Call) -> frozenset[str]:
+    """Every identifier, property and type name written in `expr` (not in strings or comments)."""
+    _, node = _parts(expr)
+    return frozenset(sx.text(leaf) for leaf in _leaves(node) if leaf.type in _NAMES)
+
+
+def strings_in(expr: Expr | Call) -> frozenset[str]:
+    """The values of the string literals (and substitution-free templates) in `expr`."""
+    _, node = _parts(expr)
+    out: set[str] = set()
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        if current.type in ("string", "template_string"):
+            value = sx.string_value(current)
+            if value is not None:
+                out.add(value)
+            if current.type == "string":
+                continue
+        if current.type != "comment":
+            stack.extend(current.named_children)
+    return frozenset(out)
+
+
+def throws(expr: Expr | Call) -> bool:
+    """`expr` contains a `throw` statement (nested callbacks included)."""
+    _, node = _parts(expr)
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        if current.type == "throw_statement":
+            return True
+        if current.type not in ("comment", "string", "template_string"):
+            stack.extend(current.named_children)
+    return False
+
+
+def words_on_lines(module: Module, start: int, end: int) -> frozenset[str]:
+    """Names and string fragments written on lines `start`..`end` (1-based), comments excluded.
+
+    Works inside tree-sitter ERROR regions too, where the tokens are still
+    tokens but no longer form expressions.
+    """
+    out: set[str] = set()
+    stack = [module.root]
+    while stack:
+        node = stack.pop()
+        first, last = node.start_point[0] + 1, node.end_point[0] + 1
+        if last < start or first > end or node.type == "comment":
+            continue
+        if node.child_count == 0:
+            if node.is_named and start <= first <= end:
+                out.add(sx.text(node))
+            continue
+        stack.extend(node.children)
+    return frozenset(out)
+
+
+def _leaves(node: ts.Node) -> Iterator[ts.Node]:
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        if current.type in ("comment", "string", "template_string", "regex"):
+            if current.type == "template_string":
+                # names inside `${..}` substitutions are code
+                stack.extend(c for c in current.named_children if c.type == "template_substitution")
+            continue
+        if current.child_count == 0:
+            yield current
+            continue
+        stack.extend(current.children)
+
+
+def _parts(expr: Expr | Call) -> tuple[Module, ts.Node]:
+    return expr._module, expr._node
