@@ -74,6 +74,8 @@ def _add_state(p: argparse.ArgumentParser) -> None:
     p.add_argument("--fresh", action="store_true", help="review again even if this exact review is stored")
     p.add_argument("--no-state", action="store_true", help="neither read nor write stored reviews")
     p.add_argument("--previous", metavar="REPORT.json", help="a previous JSON report: add a delta section")
+    p.add_argument("--cache-dir", metavar="DIR",
+                   help="reuse rule results for an identical change from DIR (default: $REVIEWER_CACHE_DIR; safe to delete)")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -114,9 +116,16 @@ def _request(args: argparse.Namespace, **changes):
         repo=args.repo, base=args.base, patch=getattr(args, "patch", ""), patch_sha256=args.patch_sha256,
         artifacts=tuple(args.artifact), expect_files=args.expect_files, config=args.config, overrides=overrides,
         scope=getattr(args, "scope", "changed"),
+        cache_dir=getattr(args, "cache_dir", None) or _env("REVIEWER_CACHE_DIR"),
     )
     fields.update(changes)
     return Request(**fields)
+
+
+def _env(name: str) -> str | None:
+    import os
+
+    return os.environ.get(name) or None
 
 
 def _emit(report, outputs: tuple[Output, ...]) -> None:

@@ -10,13 +10,16 @@ import signal
 import threading
 import traceback
 from contextlib import contextmanager
-from typing import Iterator
+from typing import TYPE_CHECKING, Iterator
 
 from reviewer.changeset import ChangeSet
 from reviewer.config import Config
 from reviewer.context import ReviewContext, TreeView
 from reviewer.model import Finding, InvariantResult, InvariantStatus, Severity
 from reviewer.registry import Family, Outcome
+
+if TYPE_CHECKING:
+    from reviewer.cache import OutcomeCache
 
 DEFAULT_BUDGET_SECONDS = 60.0
 
@@ -77,13 +80,23 @@ def run_families(
     patched: TreeView,
     config: Config,
     budget_seconds: float = DEFAULT_BUDGET_SECONDS,
+    cache: "OutcomeCache | None" = None,
 ) -> tuple[InvariantResult, ...]:
     results: list[InvariantResult] = []
     programs: dict = {}  # shared so every family reuses one parse of each file
+    known = _changed_blobs(changeset)
+    base.remember(known)
+    patched.remember(known)
+    change = _change_digest(changeset) if cache is not None else None
     # Sorted by id so the report never depends on discovery order.
     for family in sorted(families, key=lambda f: f.id):
         options = dict(config.for_family(family.id))
         options.update({k: v for k, v in config.overrides.items() if k in family.defaults})
+        key = _cache_key(family, options, config, change) if cache is not None and change is not None else None
+        cached = cache.load(key) if cache is not None and key is not None else None
+        if cached is not None:
+            results.append(_finish(family, cached, config))
+            continue
         ctx = ReviewContext(changeset, base, patched, family, options, config.severities, programs)
         try:
             with _time_budget(budget_seconds):
@@ -93,8 +106,43 @@ def run_families(
             results.append(_finish(family, outcome, config))
         except BudgetExceeded:
             results.append(_error_result(family, f"exceeded its time budget of {budget_seconds:g} s"))
+            continue
         except Exception as exc:  # noqa: BLE001 - fail closed on anything a rule raises
             frame = traceback.extract_tb(exc.__traceback__)[-1] if exc.__traceback__ else None
             where = f" at {frame.filename.rsplit('/', 1)[-1]}:{frame.lineno}" if frame else ""
             results.append(_error_result(family, f"{type(exc).__name__}: {exc}{where}"))
+            continue
+        # Only a clean conclusion is remembered: an error may be transient
+        # (a budget overrun on a loaded machine) and must be retried.
+        if cache is not None and key is not None and outcome.status is not InvariantStatus.ERROR:
+            cache.store(key, outcome)
     return tuple(results)
+
+
+def _changed_blobs(changeset: ChangeSet) -> dict[str, bytes]:
+    """Blob id -> content for both sides of every changed file (read once, by reconstruction)."""
+    known: dict[str, bytes] = {}
+    for f in changeset.files:
+        if f.old_blob and f.base_bytes is not None:
+            known[f.old_blob] = f.base_bytes
+        if f.new_blob and f.patched_bytes is not None:
+            known[f.new_blob] = f.patched_bytes
+    return known
+
+
+def _change_digest(changeset: ChangeSet) -> str | None:
+    from reviewer.cache import changeset_digest
+
+    try:
+        return changeset_digest(changeset)
+    except Exception:  # noqa: BLE001 - the cache is an optimisation; review uncached
+        return None
+
+
+def _cache_key(family: Family, options: dict, config: Config, change: str) -> str | None:
+    from reviewer.cache import Uncacheable, family_key
+
+    try:
+        return family_key(family.id, options, config.severities, change)
+    except Uncacheable:
+        return None

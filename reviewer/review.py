@@ -5,7 +5,7 @@ from __future__ import annotations
 import tempfile
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Mapping
+from typing import TYPE_CHECKING, Any, Mapping
 
 from reviewer import RULESET_VERSION, __version__
 from reviewer.changeset import ChangeSet
@@ -36,6 +36,9 @@ from reviewer.reconstruct import build_changeset
 from reviewer.registry import Family, discover
 from reviewer.suppress import Scope, apply_suppressions, in_scope
 
+if TYPE_CHECKING:
+    from reviewer.cache import OutcomeCache
+
 EXCERPT_MAX_LINES = 12
 
 
@@ -52,6 +55,7 @@ class Request:
     budget_seconds: float | None = None  # None: the configured limits.rule_seconds
     scope: str = "changed"
     pull_request: PullRequest | None = None
+    cache_dir: str | None = None  # optional family-outcome cache (reviewer.cache); never changes the report
 
 
 @dataclass(frozen=True)
@@ -208,6 +212,7 @@ def _run(req: Request, prepared: Prepared, repo: Repo, families: tuple[Family, .
                 families, changeset,
                 TreeView(repo, changeset.base_tree, reader), TreeView(repo, changeset.patched_tree, reader),
                 config, req.budget_seconds if req.budget_seconds is not None else config.limits.rule_seconds,
+                cache=_open_cache(req.cache_dir),
             )
         finally:
             reader.close()
@@ -217,6 +222,14 @@ def _run(req: Request, prepared: Prepared, repo: Repo, families: tuple[Family, .
         raise ReviewerError(f"--scope {req.scope!r}: choose changed, file or all") from None
     report = assemble(inputs.base, inputs.patch, gate, changeset, invariants, findings, scope, req.pull_request)
     return Outcome(report, changeset, gate)
+
+
+def _open_cache(directory: str | None) -> "OutcomeCache | None":
+    if not directory:
+        return None
+    from reviewer.cache import OutcomeCache  # lazy: only when --cache-dir is given
+
+    return OutcomeCache(directory)
 
 
 def empty_report(req: Request, families: tuple[Family, ...] | None = None) -> Report:

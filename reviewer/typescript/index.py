@@ -183,12 +183,16 @@ class _Walker:
         stack: list[tuple[ts.Node, Function | None, tuple[Role, ...], str | None]] = [
             (self.module.root, None, (), None)
         ]
+        # Locals: this loop is the hottest code of a review.
+        regions, function_types, naming, skip = self.regions, sx.FUNCTION_TYPES, _NAMING, _SKIP
+        pop, push = stack.pop, stack.append
         while stack:
-            node, function, roles, case = stack.pop()
-            for role in self.regions.pop(node.id, ()):
-                roles = (role, *roles)
+            node, function, roles, case = pop()
+            if regions:
+                for role in regions.pop(node.id, ()):
+                    roles = (role, *roles)
             kind = node.type
-            if kind in sx.FUNCTION_TYPES:
+            if kind in function_types:
                 if kind == "method_definition" and self._is_hook_method(node):
                     roles = (Role.COMMIT_HOOK, *roles)
                 function = self._function(node, function, roles)
@@ -200,11 +204,11 @@ class _Walker:
                     roles = (Role.FAILURE_HANDLER, *roles)
             elif kind == "switch_default":
                 case = None
-            if kind in _NAMING:
+            if kind in naming:
                 self._names_and_properties(node, function)
             for child in reversed(node.named_children):
-                if child.type not in _SKIP:
-                    stack.append((child, function, roles, case))
+                if child.type not in skip:
+                    push((child, function, roles, case))
         index = self.index
         index.functions = tuple(self.functions)
         index.calls = tuple(self.calls)
@@ -305,7 +309,7 @@ class _Walker:
         callee_node = sx.field(node, "function")
         callee = cx.qualified_name(self.module, callee_node, self.names_memo)
         if callee is None:
-            callee = sx.compact(callee_node) if callee_node is not None else ""
+            callee = sx.compact(callee_node, self.module.normal_forms) if callee_node is not None else ""
         key = function._node.id if function is not None else None
         position = self.counters.get(key, 0)
         self.counters[key] = position + 1

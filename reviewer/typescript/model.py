@@ -66,7 +66,7 @@ class Expr:
 
     @cached_property
     def normalized(self) -> str:
-        return sx.normalized(self._node)
+        return sx.normalized(self._node, self._module.normal_forms)
 
     @property
     def string_value(self) -> str | None:
@@ -190,7 +190,7 @@ class Function:
     @cached_property
     def body_text_normalized(self) -> str:
         body = sx.field(self._node, "body")
-        return sx.normalized(body if body is not None else self._node)
+        return sx.normalized(body if body is not None else self._node, self._module.normal_forms)
 
     @property
     def expr(self) -> Expr:
@@ -239,7 +239,7 @@ class Call:
     def callee_text(self) -> str:
         """The callee as written, whitespace and comments collapsed."""
         node = self._node.child_by_field_name("function")
-        return sx.compact(node) if node is not None else ""
+        return sx.compact(node, self._module.normal_forms) if node is not None else ""
 
     @cached_property
     def text(self) -> str:
@@ -247,7 +247,7 @@ class Call:
 
     @cached_property
     def normalized(self) -> str:
-        return sx.normalized(self._node)
+        return sx.normalized(self._node, self._module.normal_forms)
 
     @property
     def changed(self) -> bool:

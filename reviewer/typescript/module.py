@@ -63,6 +63,11 @@ class Module:
         return build_index(self)
 
     @cached_property
+    def normal_forms(self) -> sx.NormalForms:
+        """`syntax.normalized` of any node of this module's tree, by slicing."""
+        return sx.NormalForms(self.root)
+
+    @cached_property
     def has_namespace_blocks(self) -> bool:
         """`namespace N { .. }` at top level (the pre-ESM opencode style)."""
         return any(node.type in ("internal_module", "module") for node in self.declarations.values())

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import bisect
 import posixpath
 import re
 from dataclasses import dataclass
@@ -65,6 +66,7 @@ class Program:
         self._modules: dict[str, Module | None] = {}
         self._errors: dict[str, tuple[tuple[int, int], ...]] = {}
         self._folder = Folder(self._lookup_scoped)
+        self._sorted_changed: dict[str, list[int]] = {}
 
     # -- files ------------------------------------------------------------------
     def _text(self, path: str) -> str | None:
@@ -107,12 +109,13 @@ class Program:
         return self._errors.get(path, ())
 
     def changed(self, path: str, line: int, end_line: int) -> bool:
-        lines = self.changed_lines.get(path)
-        if not lines:
-            return False
-        if end_line - line < len(lines):
-            return any(n in lines for n in range(line, end_line + 1))
-        return any(line <= n <= end_line for n in lines)
+        # Asked for every function and call: a bisect into the sorted changed
+        # lines, not a scan of the range or of the set.
+        lines = self._sorted_changed.get(path)
+        if lines is None:
+            lines = self._sorted_changed[path] = sorted(self.changed_lines.get(path, ()))
+        at = bisect.bisect_left(lines, line)
+        return at < len(lines) and lines[at] <= end_line
 
     def _modules_of(self, paths: str | Iterable[str]) -> Iterator[Module]:
         for path in sorted({paths} if isinstance(paths, str) else set(paths)):
