@@ -187,7 +187,8 @@ def _stateful(args: argparse.Namespace, req, outputs: tuple[Output, ...]) -> int
 
     previous = load_report(args.previous) if args.previous else None
     store = None if args.no_state else StateStore(Path(args.state_dir) if args.state_dir else default_state_dir())
-    result = review_with_state(req, store, args.fresh, previous)
+    wanted = {out.fmt for out in outputs} | ({"markdown"} if any(o.fmt == "github" for o in outputs) else set())
+    result = review_with_state(req, store, args.fresh, previous, wanted)
     if result.rerun:
         print(f"reviewer: re-run: review {result.key[:16]} is stored with identical inputs; "
               "printing it unchanged (--fresh to review again)", file=sys.stderr)
@@ -320,9 +321,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     scratch = tempfile.mkdtemp(prefix="reviewer-")
     tempfile.tempdir = scratch
     try:
-        if on_main_thread:
-            signal.pthread_sigmask(signal.SIG_UNBLOCK, held)
-        return _dispatch(argv)
+        try:
+            if on_main_thread:
+                signal.pthread_sigmask(signal.SIG_UNBLOCK, held)
+            return _dispatch(argv)
+        except (KeyboardInterrupt, Terminated) as stop:
+            # Caught here, not in _dispatch, so a signal that lands anywhere
+            # (even as it is unblocked above) still ends in one line, no traceback.
+            if on_main_thread:
+                signal.pthread_sigmask(signal.SIG_BLOCK, held)
+            word, code = ("interrupted", 130) if isinstance(stop, KeyboardInterrupt) else ("terminated", 143)
+            print(f"reviewer: {word}; no verdict", file=sys.stderr)
+            return code
     finally:
         if on_main_thread:
             signal.pthread_sigmask(signal.SIG_BLOCK, held)
@@ -362,12 +372,6 @@ def _dispatch(argv: Sequence[str] | None) -> int:
     except ReviewerError as exc:
         print(f"reviewer: {exc}", file=sys.stderr)
         return EXIT_ERROR
-    except KeyboardInterrupt:
-        print("reviewer: interrupted; no verdict", file=sys.stderr)
-        return 130
-    except Terminated:
-        print("reviewer: terminated; no verdict", file=sys.stderr)
-        return 143
     except BrokenPipeError:
         return EXIT_ERROR
     except Exception as exc:  # noqa: BLE001 - fail closed, one line, never exit 0

@@ -12,7 +12,7 @@ import hashlib
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Iterable, Mapping
 
 from reviewer import RULESET_VERSION, __version__
 from reviewer.delta import with_delta
@@ -102,18 +102,25 @@ def _append_chain(store: StateStore, chain_key: str, review_key: str, patch_sha:
     store.atomic_write(store.root / "prs" / f"{chain_key}.json", payload)
 
 
-def render_all(report: Report) -> dict[str, str]:
-    return {fmt: renderer(fmt)(report) for fmt in FORMATS}
+def render(report: Report, formats: Iterable[str] = FORMATS) -> dict[str, str]:
+    return {fmt: renderer(fmt)(report) for fmt in sorted(set(formats))}
 
 
-def review_with_state(req, store: StateStore | None, fresh: bool, previous: Mapping[str, Any] | None) -> Result:
+def review_with_state(
+    req, store: StateStore | None, fresh: bool, previous: Mapping[str, Any] | None, formats: Iterable[str] = FORMATS,
+) -> Result:
+    """Review, or replay the stored review of the same identity.
+
+    A stored review keeps every format so any later request is served from
+    it; without a store only the `formats` asked for are rendered.
+    """
     from reviewer import review
 
     if store is None:
         report = review.run(req).report
         if previous is not None:
             report = with_delta(report, previous)
-        return Result(render_all(report), report.verdict.value, False, None)
+        return Result(render(report, formats), report.verdict.value, False, None)
 
     repo_id, config = review.identity_inputs(req)
     chain_key = pr_key(repo_id, req)
@@ -127,7 +134,7 @@ def review_with_state(req, store: StateStore | None, fresh: bool, previous: Mapp
         report = review.run(req).report
         if previous is not None:
             report = with_delta(report, previous)
-        outputs = render_all(report)
+        outputs = render(report)
         store.save(Record(
             key=ident.key, identity=ident.fields, repo=repo_id, verdict=report.verdict.value,
             outputs=outputs, report=to_dict(report), recorded_at=now(),
