@@ -160,7 +160,10 @@ def _excerpt(changeset: ChangeSet | None, location: Location | None) -> tuple[tu
     if changeset is None or location is None:
         return ()
     f = changeset.file(location.path)
-    text = (f.patched_text if f and f.patched_bytes is not None else f.base_text if f else None) if f else None
+    if f is None:
+        return ()
+    # Lines of the patched file, or of the base file for a deletion (DESIGN.md).
+    text = f.patched_text if f.patched_bytes is not None else f.base_text
     if text is None:
         return ()
     lines = text.splitlines()
