@@ -98,7 +98,7 @@ class ReviewContext:
 
             tree = self.patched if side == "patched" else self.base
             changed = {f.path: f.added_lines for f in self.changeset.files} if side == "patched" else {}
-            self._programs[side] = Program(tree.text, changed)
+            self._programs[side] = Program(tree.text, changed, exists=tree.exists)
         return self._programs[side]
 
     @property

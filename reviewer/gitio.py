@@ -74,6 +74,13 @@ class GitResult:
     stderr: bytes
 
     @property
+    def error_summary(self) -> str:
+        """git's last few messages: the final line alone ("patch does not apply")
+        often hides the cause given just before it ("failed to read <path>")."""
+        lines = [ln.strip() for ln in self.stderr.decode("utf-8", "replace").splitlines() if ln.strip()]
+        return "; ".join(lines[-3:]) if lines else f"git exited with status {self.returncode}"
+
+    @property
     def last_error_line(self) -> str:
         lines = [ln for ln in self.stderr.decode("utf-8", "replace").splitlines() if ln.strip()]
         return lines[-1].strip() if lines else f"git exited with status {self.returncode}"

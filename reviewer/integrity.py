@@ -194,7 +194,7 @@ def apply_to_temp_index(repo: Repo, base_tree: str, patch: PatchFile) -> tuple[s
         patch_path = str(patch.path.resolve())
         checked = repo.run("apply", "--cached", "--check", "--allow-empty", patch_path, index_file=index, check=False)
         if checked.returncode != 0:
-            return None, f"does not apply to the base: {checked.last_error_line}"
+            return None, f"does not apply to the base: {checked.error_summary}"
         repo.run("apply", "--cached", "--allow-empty", patch_path, index_file=index)
         tree = repo.run("write-tree", index_file=index).stdout.decode().strip()
     return tree, "applies cleanly to the base (temporary index)"

@@ -282,3 +282,12 @@ def test_blob_reader_recovers_after_an_interrupted_read(change) -> None:
         reader.get("f" * 40)
     assert reader.get(oid) == b"export const a = 1\n"
     reader.close()
+
+
+def test_apply_failure_keeps_gits_cause(tmp_path, capsys) -> None:
+    repo, base, patch, _ = make_change(tmp_path, BASE, PATCHED)
+    other = Repo(tmp_path / "other")
+    ob = other.commit({"src/a.ts": "export const a = 1\nmore\n", "src/b.ts": "different\n"})
+    code, report, _ = _review(capsys, "--repo", str(other.path), "--base", ob, "--patch", str(patch))
+    detail = next(c["detail"] for c in report["checks"] if c["id"] == "integrity/clean-apply")
+    assert code == 1 and "src/a.ts" in detail and "patch does not apply" in detail

@@ -647,3 +647,20 @@ def test_namespace_blocks() -> None:
     assert remove is not None and (remove.name, remove.line) == ("remove", 5)
     paths = program.reaches(program.function("u.ts", "run"), "Storage.read")
     assert [[(c.path, c.line) for c in path] for path in paths] == [[("u.ts", 2), ("s.ts", 6), ("s.ts", 3)]]
+
+
+def test_resolve_never_reads_non_typescript_targets() -> None:
+    read: list[str] = []
+    files = {"src/a.ts": 'import logo from "./logo.png"\nimport { x } from "./util.js"\n', "src/util.ts": "export const x = 1\n"}
+
+    def source(path: str) -> str | None:
+        read.append(path)
+        if path.endswith(".png"):
+            raise AssertionError("a non-TypeScript import target was read")
+        return files.get(path)
+
+    program = Program(source, exists=lambda path: path in files or path == "src/logo.png")
+    assert program.resolve("src/a.ts", "./logo.png") == "src/logo.png"  # known from the listing
+    assert program.resolve("src/a.ts", "./missing.png") is None
+    assert program.resolve("src/a.ts", "./util.js") == "src/util.ts"
+    assert not any(p.endswith(".png") for p in read)

@@ -18,6 +18,7 @@ from reviewer.typescript.parse import Parsers, dialect, error_regions, node_line
 from reviewer.typescript.roles import DEFAULT_ROLES, RoleTable
 from reviewer.typescript.values import Folder, Value
 
+_TS_SUFFIXES = (".ts", ".tsx", ".mts", ".cts")
 _JS_TO_TS = {".js": (".ts", ".tsx"), ".jsx": (".tsx", ".ts"), ".mjs": (".mts",), ".cjs": (".cts",)}
 _IDENTIFIER = re.compile(r"^[A-Za-z_$][A-Za-z0-9_$]*$")
 _MAX_PATHS = 256  # reaches() stops enumerating after this many paths
@@ -55,8 +56,12 @@ class Program:
         source: Callable[[str], str | None],
         changed_lines: Mapping[str, Iterable[int]] | None = None,
         roles: RoleTable = DEFAULT_ROLES,
+        exists: Callable[[str], bool] | None = None,
     ) -> None:
         self._source = source
+        # Whether a path exists without reading it (a tree listing); an import
+        # of `./logo.png` must not make us read, or fail to read, that file.
+        self._exists = exists if exists is not None else (lambda path: self._text(path) is not None)
         self.changed_lines: Mapping[str, frozenset[int]] = MappingProxyType(
             {path: frozenset(lines) for path, lines in (changed_lines or {}).items()}
         )
@@ -102,7 +107,10 @@ class Program:
         candidates += [base + ".ts", base + ".tsx", prefix + "index.ts", prefix + "index.tsx"]
         if ext:
             candidates.append(base)
-        return next((c for c in candidates if c and self._text(c) is not None), None)
+        return next((c for c in candidates if c and self._present(c)), None)
+
+    def _present(self, path: str) -> bool:
+        return self._text(path) is not None if path.endswith(_TS_SUFFIXES) else self._exists(path)
 
     def parse_errors(self, path: str) -> tuple[tuple[int, int], ...]:
         self.module(path)
