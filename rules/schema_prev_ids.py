@@ -15,8 +15,12 @@ but only defects the patch introduces are reported: a defect present in the
 base chain as well is not this patch's doing.
 
 Migrations of the single-file layout live under `migration_dir` and are
-listed in `migration_registry`; a DDL change (`ddl_globs`) must come with a
-snapshot change and the reverse.
+listed in `migration_registry` (static imports listed in a value, or dynamic
+`import("./migration/..")` calls); a registry in neither form is reported as
+not understood rather than passed. A v1 migration folder needs both its
+migration.sql and its snapshot.json. A DDL change (`ddl_globs`) must come
+with a snapshot change and the reverse; "DDL" is what drizzle-kit emits, so
+type arguments and drizzle's application-only `$` builder methods do not count.
 """
 
 from __future__ import annotations
@@ -147,6 +151,17 @@ CHECKS: tuple[CheckSpec, ...] = (
         "packages/core/src/database/migration/20260914170650_session-recovery.ts adds the column",
     ),
     _spec(
+        "snapshot-missing", Severity.MUST_FIX,
+        "New migration without its snapshot",
+        "A new drizzle-kit v1 migration folder (`<timestamp>_<name>/`) holds both migration.sql and snapshot.json.",
+        "drizzle-kit generates the next migration by diffing the code against the newest snapshot. A migration "
+        "whose snapshot is missing leaves the chain one schema behind: the next generate diffs against the "
+        "previous snapshot and emits this migration's DDL a second time, which fails on every database that "
+        "already ran it.",
+        "drizzle/20250201000000_posts/migration.sql   // no drizzle/20250201000000_posts/snapshot.json",
+        "drizzle/20250201000000_posts/migration.sql + snapshot.json, both from one `drizzle-kit generate`",
+    ),
+    _spec(
         "migration-unregistered", Severity.MUST_FIX,
         "New migration is not registered",
         "Every new migration file is imported and listed in the migration registry (migration.gen.ts).",
@@ -185,6 +200,17 @@ CHECKS: tuple[CheckSpec, ...] = (
         "not declare and no migration creates; the next generate emits a surprising diff.",
         "schema.json gains a column; no *.sql.ts / sql.ts and no migration file changed",
         "schema.json, sql.ts and a new migration change together",
+    ),
+    _spec(
+        "registry-not-understood", Severity.CONSIDER,
+        "Migration registry not understood: registration not checked",
+        "The migration registry names its migrations by static imports listed in a value, or by dynamic "
+        "`import(\"./migration/…\")` calls; a registry in neither form cannot be checked.",
+        "The migrator runs only what the registry lists. When the registry builds its list some other way (a "
+        "glob, a generated manifest, a loop over file names), this family cannot prove that a new migration "
+        "is registered, so it says so instead of passing the patch silently.",
+        'export const migrations = import.meta.glob("./migration/*.ts")   // no migration named',
+        'export const migrations = () => Promise.all([import("./migration/20260101120000_init")])',
     ),
     _spec(
         "parse-error", Severity.CONSIDER,
@@ -707,7 +733,33 @@ def _registry_entries(program: "Program", registry: str, migration_dir: str) -> 
         if target is not None and target.startswith(prefix):
             targets[local] = target
     uses = _first_uses(module, set(targets))
-    return [_Entry(local, target, *uses.get(local, (0, 0))) for local, target in targets.items()]
+    static = [_Entry(local, target, *uses.get(local, (0, 0))) for local, target in targets.items()]
+    return static + _dynamic_entries(module, registry, prefix)
+
+
+# Dynamic imports sort after static references on the same line; generated
+# registries use one form or the other, so the tie-break only keeps order stable.
+_DYNAMIC_ORDER = 1_000_000
+
+
+def _dynamic_entries(module: "Module", registry: str, prefix: str) -> list[_Entry]:
+    """`import("./migration/x")` calls, in document order: each one registers its migration.
+
+    Registries built as `Promise.all([import(..), ..])` or as an object of
+    `() => import(..)` entries name their migrations this way. The specifier
+    must be a plain string (a template or a variable names nothing provable).
+    """
+    out: list[_Entry] = []
+    for order, call in enumerate(module.calls()):
+        if call.callee != "import" or not call.args:
+            continue
+        specifier = call.args[0].string_value
+        if specifier is None or not specifier.startswith("."):
+            continue
+        target = _strip_ext(posixpath.normpath(posixpath.join(posixpath.dirname(registry), specifier)))
+        if target.startswith(prefix):
+            out.append(_Entry(f'import("{specifier}")', target, call.line, _DYNAMIC_ORDER + order))
+    return out
 
 
 def _first_uses(module: "Module", names: set[str]) -> dict[str, tuple[int, int]]:
@@ -778,14 +830,14 @@ def _check_registry(st: _State, added: list[str], base_migrations: list[str]) ->
     if text is not None and _parse_error_blocks(st, registry):
         return result
     entries = _registry_entries(st.ctx.program, registry, migration_dir)
-    if st.ctx.base.exists(registry) and base_migrations and not _registry_entries(
-        st.ctx.base_program, registry, migration_dir
-    ):
-        st.notes.append(f"{posixpath.basename(registry)} imports no migration in the base: registration not checked")
-        return result  # the registry is not import-based (e.g. a glob): nothing to check against
+    in_base = st.ctx.base.exists(registry)
+    base_entries = _registry_entries(st.ctx.base_program, registry, migration_dir) if in_base else []
+    if _not_understood(entries, base_entries, in_base, bool(base_migrations), st.ctx.patched.exists(registry)):
+        _report_not_understood(st, registry, text, added)
+        return result
     # A module imported under two names counts by its listed name.
     by_module = {e.module: e for e in sorted(entries, key=lambda e: (e.line > 0, -e.line, -e.order))}
-    listed = sorted((e for e in entries if e.line > 0), key=lambda e: (e.line, e.order))
+    listed = _first_listings(entries)
     position = {e.module: i for i, e in enumerate(listed)}
     base_stems = {_strip_ext(b) for b in base_migrations}
     for path in added:
@@ -831,6 +883,59 @@ def _check_registry(st: _State, added: list[str], base_migrations: list[str]) ->
                 anchor=f"{registry}:order:{entry.local}",
             )
     return result
+
+
+def _first_listings(entries: list[_Entry]) -> list[_Entry]:
+    """Listed entries in registry order, each migration at its first listing only
+    (a later `import("./migration/x")` of a listed migration is a use, not a re-registration)."""
+    seen: set[str] = set()
+    out: list[_Entry] = []
+    for e in sorted((e for e in entries if e.line > 0), key=lambda e: (e.line, e.order)):
+        if e.module not in seen:
+            seen.add(e.module)
+            out.append(e)
+    return out
+
+
+def _not_understood(
+    entries: list[_Entry], base_entries: list[_Entry], in_base: bool, has_base_migrations: bool, in_patched: bool
+) -> bool:
+    """The registry names no migration in any form this family reads.
+
+    A base registry that named migrations and now names none was emptied by the
+    patch: that is checked (every new migration is unregistered). A registry
+    with no migrations to name yet (`export const migrations = []` before the
+    first one) is understood as empty.
+    """
+    if entries or base_entries or not in_patched:
+        return False
+    return has_base_migrations or not in_base
+
+
+def _report_not_understood(st: _State, registry: str, text: str | None, added: list[str]) -> None:
+    st.notes.append(f"{posixpath.basename(registry)} names no migration in a form this review reads: registration not checked")
+    end = max(1, len((text or "").splitlines()))
+    st.add(
+        "registry-not-understood",
+        title=f"{posixpath.basename(registry)} not understood: registration of {len(added)} new migration(s) not checked",
+        message=(
+            f"`{registry}` names no migration by a static import listed in a value or by a dynamic "
+            f"`import(\"./…\")` call, so this review cannot tell whether "
+            f"{', '.join('`' + _stem(p) + '`' for p in added[:3])}{' and others' if len(added) > 3 else ''} "
+            "will run. Check the registry by hand."
+        ),
+        location=Location(registry, 1, end),
+        related=[
+            Location(p, line, line, "new migration whose registration is unproven")
+            for p in added[:3]
+            for line in (_name_line(st.ctx.program, p, _stem(p)),)
+        ],
+        failure_sequence=(
+            "the registry builds its list in a form this review does not read",
+            "a new migration missing from it would never run, and nothing here would notice",
+        ),
+        anchor=f"{registry}:not-understood",
+    )
 
 
 def _registry_related(registry: str, text: str | None, entry: _Entry | None, listed: list[_Entry]) -> list[Location]:
@@ -880,13 +985,38 @@ def _parse_error_blocks(st: _State, path: str) -> bool:
 # ----- DDL files
 
 
+# drizzle's `$`-prefixed column builder methods act in the application only:
+# `$type<T>()` is compile-time, `$default`/`$defaultFn`/`$onUpdate`/`$onUpdateFn`
+# run in drizzle-orm at insert/update time. drizzle-kit emits no DDL for them.
+_APP_ONLY_PREFIX = "$"
+
+# A value's DDL form: nested tuples of strings, equal exactly when drizzle-kit
+# would emit the same DDL for both values (as far as the syntax shows).
+_Form = tuple[Any, ...]
+
+
+@dataclass(frozen=True)
+class _Part:
+    """One piece of a table declaration: a column (`0.id`: argument 0, key `id`) or a whole argument (`2`)."""
+
+    key: str
+    form: _Form
+    line: int
+    end_line: int
+
+
 @dataclass(frozen=True)
 class _Table:
     name: str
     line: int
     end_line: int
-    normalized: str  # comments and formatting dropped: equal means no DDL change
+    callee: str
+    parts: tuple[_Part, ...]
     code_lines: frozenset[int]  # lines holding its syntax, not comments or blank lines
+
+    @property
+    def ddl(self) -> _Form:
+        return (self.callee, tuple((p.key, p.form) for p in self.parts))
 
 
 def _tables(program: "Program", path: str, calls: frozenset[str]) -> list[_Table]:
@@ -895,11 +1025,54 @@ def _tables(program: "Program", path: str, calls: frozenset[str]) -> list[_Table
         return []
     out: list[_Table] = []
     for call in module.calls():
-        if call.callee.rsplit(".", 1)[-1] not in calls:
+        last = call.callee.rsplit(".", 1)[-1]
+        if last not in calls:
             continue
         name = call.args[0].string_value if call.args else None
-        out.append(_Table(name or f"@{call.line}", call.line, call.end_line, call.normalized, _code_lines(call)))
+        out.append(_Table(name or f"@{call.line}", call.line, call.end_line, last, _parts(call), _code_lines(call)))
     return sorted(out, key=lambda t: (t.line, t.name))
+
+
+def _parts(call: "Call") -> tuple[_Part, ...]:
+    parts: list[_Part] = []
+    for index, arg in enumerate(call.args):
+        if arg.props:
+            parts.extend(_Part(f"{index}.{key}", _ddl_form(value), value.line, value.end_line) for key, value in arg.props)
+        else:
+            parts.append(_Part(str(index), _ddl_form(arg), arg.line, arg.end_line))
+    return tuple(parts)
+
+
+def _ddl_form(expr: "Expr", depth: int = 0) -> _Form:
+    """What drizzle-kit turns into DDL, read from the syntax tree.
+
+    A column builder chain (`text({ mode: "json" }).$type<T>().notNull()`) is
+    its calls by name with their arguments' forms: type arguments are not
+    part of a call's name or arguments, and application-only `$` methods are
+    left out, so a change confined to them is no DDL change. Objects and
+    arrays are compared member by member; anything else (a callback such as
+    `(t) => [index(..).on(t.id)]`, a literal) by its text with comments and
+    formatting dropped, which keeps a type annotation inside a callback a
+    (conservative) change.
+    """
+    if depth > _MAX_NESTING:
+        return ("text", expr.normalized)
+    if expr.props:
+        return ("object", tuple((key, _ddl_form(value, depth + 1)) for key, value in expr.props))
+    if expr.elements:
+        return ("array", tuple(_ddl_form(e, depth + 1) for e in expr.elements))
+    call = expr.call
+    if call is None:
+        return ("text", expr.normalized)
+    chain = call.chain
+    upto = next((i for i, c in enumerate(chain) if c.expr == call.expr), len(chain) - 1)
+    links: list[_Form] = []
+    for position, link in enumerate(chain[: upto + 1]):
+        name = link.callee_text if position == 0 else link.method
+        if position > 0 and name.startswith(_APP_ONLY_PREFIX):
+            continue
+        links.append((name, tuple(_ddl_form(a, depth + 1) for a in link.args)))
+    return ("call", tuple(links))
 
 
 def _code_lines(call: "Call") -> frozenset[int]:
@@ -913,8 +1086,18 @@ def _code_lines(call: "Call") -> frozenset[int]:
     return frozenset(lines)
 
 
+def _changed_part_lines(new: _Table, old: _Table | None) -> frozenset[int]:
+    """Lines of the columns (or arguments) whose DDL form differs from the base's."""
+    before = {p.key: p.form for p in old.parts} if old is not None else {}
+    lines: set[int] = set()
+    for part in new.parts:
+        if before.get(part.key) != part.form:
+            lines.update(range(part.line, part.end_line + 1))
+    return frozenset(lines)
+
+
 def _ddl_changes(st: _State, f: ChangedFile) -> list[tuple[str, int, int]]:
-    """(table, first changed line, last changed line) per changed table declaration of `f`."""
+    """(table, first changed line, last changed line) per table declaration of `f` whose DDL changed."""
     calls = frozenset(st.opt("table_calls"))
     patched = _tables(st.ctx.program, f.path, calls) if f.status is not FileStatus.DELETED else []
     base = _tables(st.ctx.base_program, f.source_path, calls) if f.status is not FileStatus.ADDED else []
@@ -922,9 +1105,12 @@ def _ddl_changes(st: _State, f: ChangedFile) -> list[tuple[str, int, int]]:
     out: list[tuple[str, int, int]] = []
     for t in patched:
         old = base_by_name.get(t.name)
-        if old is not None and old.normalized == t.normalized:
-            continue  # comments or formatting only
-        inside = sorted(n for n in f.added_lines if n in t.code_lines)
+        if old is not None and old.ddl == t.ddl:
+            continue  # types, comments or formatting only
+        # Point at the changed columns; a removed column leaves only the table's own lines.
+        inside = sorted(n for n in f.added_lines if n in _changed_part_lines(t, old)) or sorted(
+            n for n in f.added_lines if n in t.code_lines
+        )
         out.append((t.name, inside[0] if inside else t.line, inside[-1] if inside else t.end_line))
     names = {t.name for t in patched}
     for old in base:
@@ -1156,6 +1342,10 @@ def _check_new_parents(
     leaves = set(ids) - {pid for s in existing.values() for pid in s.prev_ids}
     given = str(st.opt("expect_prev_id") or "")
     dangling_paths = {p for p, _ in now.dangling}
+    new_ids: set[str] = set()  # ids of the snapshots this patch added before the current one
+    # New snapshots already reported as dangling or a second root, and the new
+    # links that follow them: their children repeat that one defect.
+    orphans: set[str] = set()
     for index, path in enumerate(added):
         snap = patched[path]
         assert isinstance(snap, Snapshot)
@@ -1167,10 +1357,11 @@ def _check_new_parents(
             expected = set(sorted(roots_ids)[:1])
         prev = set(snap.prev_ids)
         # Dangling parents and second roots have their own, more precise findings.
-        if path in dangling_paths or (path in now.roots and len(now.roots) > 1):
+        if path in dangling_paths or (path in now.roots and len(now.roots) > 1) or (prev and prev <= orphans):
+            orphans.add(snap.id)
             continue  # reported as dangling-parent / multiple-roots; not a node of this chain
         first_root = not leaves and prev <= roots_ids and not (index == 0 and given)
-        if prev != expected and not first_root:
+        if prev != expected and not first_root and not _continues_new_link(prev, leaves, new_ids):
             st.add(
                 "prev-id-mismatch",
                 title=f"new snapshot does not follow the newest snapshot {_short(sorted(expected)[0])}",
@@ -1178,7 +1369,7 @@ def _check_new_parents(
                     f"`{path}` has {snap.prev_key} {_fmt_prev(snap)}, but the chain's newest snapshot"
                     f"{'s are' if len(expected) > 1 else ' is'} {_fmt_ids(sorted(expected))}"
                     + (" (--expect-prev-id)" if index == 0 and given else "")
-                    + "; the new snapshot forks the chain."
+                    + _mismatch_consequence(prev, expected)
                 ),
                 location=_loc(snap, snap.prev_key),
                 related=[_loc(s, "id", "newest snapshot before the patch") for s in existing.values() if s.id in expected][:3],
@@ -1190,6 +1381,23 @@ def _check_new_parents(
                 anchor=f"{path}:prev:{','.join(snap.prev_ids)}",
             )
         leaves = (leaves - prev) | {snap.id}
+        new_ids.add(snap.id)
+
+
+def _continues_new_link(prev: set[str], leaves: set[str], new_ids: set[str]) -> bool:
+    """The snapshot follows snapshots this patch itself added, each still a leaf.
+
+    In a chain of new snapshots only the link that departs from the base chain
+    is a defect (reported there); the links after it that name their new
+    predecessor are generated correctly and would only repeat that finding.
+    """
+    return bool(prev) and prev <= new_ids and prev <= leaves
+
+
+def _mismatch_consequence(prev: set[str], expected: set[str]) -> str:
+    if prev < expected:
+        return "; it names only some of them, so the branches it leaves out stay open and the chain keeps forking."
+    return "; the new snapshot forks the chain."
 
 
 def _check_chain_migrations(
@@ -1250,6 +1458,51 @@ def _check_chain_migrations(
         newer = [e for i, e in sorted(base_journal.items()) if i >= idx or _number(e.get("when")) >= when]
         if newer:
             _out_of_order(st, snap, str(entry.get("tag")), [str(e.get("tag")) for e in newer])
+
+
+def _check_v1_snapshots_present(st: _State) -> None:
+    """A new drizzle-kit v1 migration folder holds its snapshot (migration-missing's mirror).
+
+    The chains are found from snapshot files, so a folder whose migration.sql
+    arrives without one is invisible to them; it is found here from the SQL.
+    """
+    migration = str(st.opt("v1_migration_file"))
+    folder_re = st.name_pattern("v1_folder_pattern")
+    globs = tuple(st.opt("snapshot_globs"))
+    for path, f in sorted(st.files.items()):
+        folder = posixpath.dirname(path)
+        if path != f.path or posixpath.basename(path) != migration or f.status is FileStatus.DELETED:
+            continue
+        if not folder_re.match(posixpath.basename(folder)):
+            continue  # not a timestamped migration folder (seed data, fixtures)
+        st.touched = True
+        st.migration_changed = True
+        prefix = folder + "/"
+        if any(matches(p, globs) for p in st.ctx.patched.paths(prefix) if "/" not in p[len(prefix):]):
+            continue
+        had = [p for p in st.ctx.base.paths(prefix) if "/" not in p[len(prefix):] and matches(p, globs)]
+        new = f.status in (FileStatus.ADDED, FileStatus.RENAMED, FileStatus.COPIED)
+        if not new and not had:
+            continue  # a folder that never had a snapshot: not this patch's doing
+        name = posixpath.basename(folder)
+        st.add(
+            "snapshot-missing",
+            title=f"migration {name} has no snapshot.json",
+            message=(
+                f"`{path}` is a {'new' if new else 'changed'} migration, but `{folder}/` has no snapshot"
+                + (f" (the patch deletes `{had[0]}`)" if had else "")
+                + ": the chain does not record the schema this migration creates."
+            ),
+            location=Location(path, 1, 1),
+            related=[Location(had[0], 1, 1, "the snapshot the base tree had here")] if had else [],
+            failure_sequence=(
+                f"`{name}` migrates deployed databases, but no snapshot records the schema it leaves",
+                "the next `drizzle-kit generate` diffs the code against the previous snapshot",
+                "it emits this migration's DDL again in a new migration",
+                "that migration fails (`table already exists`) on every database that ran this one",
+            ),
+            anchor=f"{path}:snapshot-missing",
+        )
 
 
 def _number(value: Any) -> float:
@@ -1323,7 +1576,10 @@ def _check_ddl(st: _State, parts: list[str]) -> list[ChangedFile]:
         changed.extend((f, *change) for change in _ddl_changes(st, f))
     if not changed:
         if ddl_files:
-            parts.append(f"{', '.join(sorted(posixpath.basename(f.path) for f in ddl_files))} changed, no table declaration changed")
+            parts.append(
+                f"{', '.join(sorted(posixpath.basename(f.path) for f in ddl_files))} changed, "
+                "no table's DDL changed (types, comments or formatting only)"
+            )
         return ddl_files
     if st.snapshot_changed:
         parts.append(f"DDL change in {', '.join(sorted({posixpath.basename(f.path) for f, *_ in changed}))} matched by a snapshot")
@@ -1412,6 +1668,7 @@ def run(ctx: ReviewContext) -> Outcome:
         summary = _check_chain(st, chain)
         if summary:
             parts.append(summary)
+    _check_v1_snapshots_present(st)
 
     ddl_files = _check_ddl(st, parts)
     _check_snapshot_without_ddl(st, singles, ddl_files)
