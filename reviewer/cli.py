@@ -62,6 +62,8 @@ def _add_inputs(p: argparse.ArgumentParser, with_formats: bool = True, pr: bool 
     p.add_argument("--expect-files", type=int, metavar="N", help="expected number of changed files")
     p.add_argument("--config", metavar="FILE", help="rule configuration (default: reviewer.toml of the base commit)")
     p.add_argument("--expect-prev-id", metavar="UUID", help="snapshot id the patched schema's prevIds must name")
+    p.add_argument("--allow-symlinks", action="store_true", help="let the patch create symbolic links")
+    p.add_argument("--allow-gitlinks", action="store_true", help="let the patch create gitlinks (submodules)")
     if with_formats:
         p.add_argument("--format", action="append", metavar="FMT[=PATH]",
                        help=f"one of {', '.join(FORMATS)} (default markdown); repeatable, at most one to stdout")
@@ -116,6 +118,7 @@ def _request(args: argparse.Namespace, **changes):
         repo=args.repo, base=args.base, patch=getattr(args, "patch", ""), patch_sha256=args.patch_sha256,
         artifacts=tuple(args.artifact), expect_files=args.expect_files, config=args.config, overrides=overrides,
         scope=getattr(args, "scope", "changed"),
+        allow_symlinks=args.allow_symlinks, allow_gitlinks=args.allow_gitlinks,
         cache_dir=getattr(args, "cache_dir", None) or _env("REVIEWER_CACHE_DIR"),
     )
     fields.update(changes)

@@ -55,6 +55,8 @@ class Request:
     budget_seconds: float | None = None  # None: the configured limits.rule_seconds
     scope: str = "changed"
     pull_request: PullRequest | None = None
+    allow_symlinks: bool = False
+    allow_gitlinks: bool = False
     cache_dir: str | None = None  # optional family-outcome cache (reviewer.cache); never changes the report
 
 
@@ -82,7 +84,8 @@ def prepare(req: Request) -> Prepared:
     artifacts = tuple(parse_artifact(a) for a in req.artifacts)
     if not Path(req.patch).exists():
         read_patch(req.patch)  # raises the precise message
-    return Prepared(repo, Inputs(repo, base, PatchFile(Path(req.patch), b""), expected, artifacts, req.expect_files))
+    return Prepared(repo, Inputs(repo, base, PatchFile(Path(req.patch), b""), expected, artifacts, req.expect_files,
+                                 req.allow_symlinks, req.allow_gitlinks))
 
 
 def _load_config(req: Request, repo: Repo, base_tree: str | None, families: tuple[Family, ...]) -> Config:

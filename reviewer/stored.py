@@ -56,6 +56,7 @@ def identity(req, config_digest: str, config_source: str, repo_id: str, previous
         "config": {"digest": config_digest, "source": config_source},
         "overrides": dict(sorted(req.overrides.items())),
         "scope": req.scope,
+        "allow": [req.allow_symlinks, req.allow_gitlinks],
         "pull_request": None if pr is None else [pr.base_ref, pr.head_ref, pr.base, pr.head, pr.merge_base],
         "previous": None if previous is None else hashlib.sha256(json.dumps(previous, sort_keys=True).encode()).hexdigest(),
         "rules": RULESET_VERSION,

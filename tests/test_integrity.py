@@ -291,3 +291,21 @@ def test_apply_failure_keeps_gits_cause(tmp_path, capsys) -> None:
     code, report, _ = _review(capsys, "--repo", str(other.path), "--base", ob, "--patch", str(patch))
     detail = next(c["detail"] for c in report["checks"] if c["id"] == "integrity/clean-apply")
     assert code == 1 and "src/a.ts" in detail and "patch does not apply" in detail
+
+
+def test_symlinks_can_be_allowed_explicitly(tmp_path, capsys) -> None:
+    repo = Repo(tmp_path / "repo")
+    base = repo.commit({"README.md": "x\n"})
+    git(repo.path, "checkout", "-q", "-b", "link")
+    (repo.path / "favicon.ico").symlink_to("assets/favicon.ico")
+    git(repo.path, "add", "favicon.ico")
+    git(repo.path, "commit", "-q", "-m", "link")
+    patch = tmp_path / "link.patch"
+    patch.write_bytes(repo.diff(base, "link"))
+    git(repo.path, "checkout", "-q", "main")
+    code, report, _ = _review(capsys, "--repo", str(repo.path), "--base", base, "--patch", str(patch), "--allow-symlinks")
+    assert code == 0 and next(c for c in report["checks"] if c["id"] == "integrity/paths")["status"] == "pass"
+    out = tmp_path / "out"
+    assert main(["reconstruct", "--repo", str(repo.path), "--base", base, "--patch", str(patch), "--out", str(out), "--allow-symlinks"]) == 0
+    written = out / "favicon.ico"
+    assert not written.is_symlink() and written.read_bytes() == b"assets/favicon.ico"  # the link's target, as a plain file
