@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Mapping, Sequence
 
 from reviewer import globs
-from reviewer.changeset import FileStatus
+from reviewer.changeset import ChangedFile, FileStatus
 from reviewer.model import Finding, Location
 from reviewer.typescript import Call, Expr, Function, Module, Program, exits, names_in, throws, words_on_lines
 
@@ -57,6 +57,20 @@ def matches(name: str | None, patterns: Iterable[str]) -> bool:
     return any(name == p or name.endswith("." + p) for p in patterns if p)
 
 
+class Matcher:
+    """`matches(name, patterns)` for fixed patterns, remembered per name (one per run, never shared)."""
+
+    def __init__(self, patterns: Iterable[str]) -> None:
+        self.patterns = tuple(patterns)
+        self.seen: dict[str | None, bool] = {}
+
+    def __call__(self, name: str | None) -> bool:
+        hit = self.seen.get(name)
+        if hit is None:
+            hit = self.seen[name] = matches(name, self.patterns)
+        return hit
+
+
 def strip_call_marks(name: str) -> str:
     return name.replace("()", "")
 
@@ -94,6 +108,18 @@ def changed_ts_paths(ctx: "ReviewContext") -> tuple[str, ...]:
         if f.path.endswith(TS_SUFFIXES) and not f.path.endswith(".d.ts"):
             out.append(f.path)
     return tuple(sorted(set(out)))
+
+
+def changed_files(ctx: "ReviewContext") -> dict[str, ChangedFile]:
+    """The change set's files by path, as `ChangeSet.file` finds them (the first of a path).
+
+    `ChangeSet.file` scans every file; asked once per call or loop it made large
+    reviews quadratic, so a family builds this once per run and asks it instead.
+    """
+    out: dict[str, ChangedFile] = {}
+    for f in ctx.changeset.files:
+        out.setdefault(f.path, f)
+    return out
 
 
 def tree_paths(ctx: "ReviewContext", patterns: Sequence[str]) -> tuple[str, ...]:
@@ -180,6 +206,49 @@ def fn_loc(fn: Function, note: str = "") -> Location:
 
 def key(call: Call) -> tuple[str, int, str]:
     return (call.path, call.line, call.normalized)
+
+
+def in_key_order(calls: Iterable[Call]) -> list[Call]:
+    """`sorted(calls, key=key)`, normalising only calls that share a line.
+
+    The normal form only breaks ties between calls on one line, yet computing
+    it for every call of every changed file dominated large reviews. Sorting
+    by (path, line) and then, stably, each run of equal (path, line) by its
+    normal form yields exactly the order of the full key.
+    """
+    ordered = sorted(calls, key=_line_key)
+    out: list[Call] = []
+    start = 0
+    while start < len(ordered):
+        end = start + 1
+        first = _line_key(ordered[start])
+        while end < len(ordered) and _line_key(ordered[end]) == first:
+            end += 1
+        run = ordered[start:end]
+        out.extend(run if len(run) == 1 else sorted(run, key=lambda c: c.normalized))
+        start = end
+    return out
+
+
+def unique_in_key_order(calls: Iterable[Call]) -> list[Call]:
+    """`sorted({key(c): c for c in calls}.values(), key=key)` (the last call of a key wins),
+    normalising only calls that share a line."""
+    by_line: dict[tuple[str, int], list[Call]] = {}
+    for call in calls:
+        by_line.setdefault(_line_key(call), []).append(call)
+    out: list[Call] = []
+    for line in sorted(by_line):
+        same = by_line[line]
+        if len(same) == 1:
+            out.extend(same)
+            continue
+        by_text = {c.normalized: c for c in same}
+        out.extend(by_text[text] for text in sorted(by_text))
+    return out
+
+
+def _line_key(call: Call) -> tuple[str, int]:
+    return (call.path, call.line)
 
 
 def unique_sorted(items: Iterable[Location]) -> list[Location]:
@@ -373,10 +442,11 @@ def error_regions(
     """
     # A dotted idiom (`Step.Ended`) counts when every segment is on the region's lines.
     words = frozenset(t for t in tokens if t)
+    files = changed_files(ctx)
     out: list[ErrorRegion] = []
     for path in sorted(set(paths)):
         regions = safe(lambda: program.parse_errors(path), ())
-        changed = ctx.changeset.file(path)
+        changed = files.get(path)
         module = program.module(path)
         for start, end in regions:
             # No module to read (cannot happen for a region it reported): fail closed, assume inspected.

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Sequence
 
 from reviewer import globs
+from reviewer.changeset import ChangedFile
 from reviewer.model import Finding, InvariantStatus, Location, Severity
 from reviewer.registry import CheckSpec, Family, Outcome
 from reviewer.typescript import Atom, Call, Callback, Exit, Expr, Function, Module, Program, Role, exits, strings_in
@@ -279,12 +280,35 @@ class Scan:
     hook_releases: set[tuple[str, int, str]]
     # path -> id(stage call) -> the renew/release call it is applied to
     subjects: dict[str, dict[int, Call]] = field(default_factory=dict)
+    # Per-run memos of evidence that depends only on the changed files, not on the
+    # finding asking for it (recomputing it per finding made large reviews quadratic).
+    coordinator: tuple[Location, ...] | None = None
+    lease_locations: tuple[Location, ...] | None = None
+    loops_by_path: dict[str, list["Loop"]] = field(default_factory=dict)
+    files: dict[str, ChangedFile] = field(default_factory=dict)  # the change set by path
+    changed_imports: frozenset[str] | None = None  # files the changed files import
+    # path -> method -> (position in the file, call) of its finalizer calls
+    finalizers_by_path: dict[str, dict[str, list[tuple[int, Call]]]] = field(default_factory=dict)
+
+    # Callee spellings repeat across thousands of calls: each is matched once per run.
+    release_names: fx.Matcher = field(init=False)
+    renew_names: fx.Matcher = field(init=False)
+    catch_names: fx.Matcher = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.release_names = fx.Matcher(self.opts.release)
+        self.renew_names = fx.Matcher(self.opts.renew)
+        self.catch_names = fx.Matcher(self.opts.catch_tag + self.opts.catch_tags + self.opts.catch_all)
 
     def is_release(self, call: Call) -> bool:
-        return fx.matches(call.callee, self.opts.release)
+        return self.release_names(call.callee)
 
     def is_renew(self, call: Call) -> bool:
-        return fx.matches(call.callee, self.opts.renew)
+        return self.renew_names(call.callee)
+
+    def is_catch(self, call: Call) -> bool:
+        """A catch_tag, catch_tags or catch_all call (the only ones that can see a lost claim)."""
+        return self.catch_names(call.callee)
 
 
 def _relevant(scan: Scan, module: Module) -> bool:
@@ -324,7 +348,7 @@ def _check_interrupt_commit(scan: Scan) -> None:
                 release = path[-1]
                 if fx.key(release) in scan.reported_releases:
                     continue
-                touched = scan.ctx.changeset.file(cb.path)
+                touched = scan.files.get(cb.path)
                 if not (any(c.changed for c in path) or (touched is not None and touched.touches(cb.line, cb.end_line))):
                     continue  # pre-existing wiring the patch did not touch
                 scan.reported_releases.add(fx.key(release))
@@ -381,10 +405,11 @@ def _interrupt_sequence(release: Call) -> list[str]:
 def _check_interrupt_events(scan: Scan) -> None:
     """A release reached from the `commit` of an interruption event publish, hook or not."""
     program, opts = scan.program, scan.opts
-    for call in sorted(fx.iter_calls(program, scan.changed), key=fx.key):
+    # Filtered before sorting: the sort key normalises calls that share a line, and
+    # only interruption publishes need an order.
+    publishes = [c for c in fx.iter_calls(program, scan.changed) if _publishes_interruption(c, opts)]
+    for call in fx.in_key_order(publishes):
         args = fx.safe(lambda: call.args, ())
-        if not args or not fx.matches(args[0].member_path or fx.ref_name(args[0]), opts.interrupt_events):
-            continue
         for arg in args[1:]:
             for name, value in fx.safe(lambda: arg.props, ()):
                 if name in opts.interrupt_hooks or not _is_function_like(value):
@@ -420,6 +445,11 @@ def _check_interrupt_events(scan: Scan) -> None:
                     )
 
 
+def _publishes_interruption(call: Call, opts: Options) -> bool:
+    args = fx.safe(lambda: call.args, ())
+    return bool(args) and fx.matches(args[0].member_path or fx.ref_name(args[0]), opts.interrupt_events)
+
+
 def _is_function_like(expr: Expr) -> bool:
     return expr.kind in ("arrow_function", "function_expression", "function", "identifier", "member_expression", "call_expression")
 
@@ -451,8 +481,11 @@ def _invokers(scan: Scan, prop: str, skip: Sequence[Callback] = ()) -> list[Loca
 
 def _around_hooks(scan: Scan, hooks: Sequence[Callback]) -> list[str]:
     """The changed files, the hooks' files, and the files they import: where a hook is invoked."""
-    around = set(scan.changed) | {cb.path for cb in hooks}
-    return sorted(around | set(fx.imported_paths(scan.program, around)))
+    own = {cb.path for cb in hooks}
+    if scan.changed_imports is None:
+        scan.changed_imports = frozenset(fx.imported_paths(scan.program, scan.changed))
+    # The imports of a union are the union of the imports: the changed files' part is read once per run.
+    return sorted(set(scan.changed) | own | scan.changed_imports | set(fx.imported_paths(scan.program, own)))
 
 
 def _invoker_callers(scan: Scan, prop: str, skip: Sequence[Callback]) -> list[Location]:
@@ -467,8 +500,8 @@ def _invoker_callers(scan: Scan, prop: str, skip: Sequence[Callback]) -> list[Lo
         if named is not None and named.name:
             names.add(named.name)
     out: list[Location] = []
-    for call in fx.iter_calls(program, paths):
-        if call.method in names and Role.FINALIZER in call.roles and call.enclosing is not None:
+    for call in _finalizer_calls_named(scan, paths, names):
+        if call.enclosing is not None:
             later = [c for c in call.enclosing.calls if fx.safe(lambda: call.precedes(c), False)]
             if later:
                 then = ", ".join(f"`{c.callee_text}`" for c in later[:2])
@@ -479,8 +512,40 @@ def _invoker_callers(scan: Scan, prop: str, skip: Sequence[Callback]) -> list[Lo
     return out
 
 
-def _coordinator_locations(scan: Scan) -> list[Location]:
+def _finalizer_calls_named(scan: Scan, paths: Sequence[str], names: set[str]) -> list[Call]:
+    """Finalizer calls of `names` in `paths`, in file and source order (as `iter_calls` yields them).
+
+    Asked once per hook finding over every changed file: each file's finalizer calls
+    are indexed by method once per run instead of every call being scanned again.
+    """
+    out: list[Call] = []
+    if not names:
+        return out
+    for path in sorted(set(paths)):
+        table = _finalizers_of(scan, path)
+        hits = sorted((hit for name in names for hit in table.get(name, ())), key=lambda hit: hit[0])
+        out.extend(call for _, call in hits)
+    return out
+
+
+def _finalizers_of(scan: Scan, path: str) -> dict[str, list[tuple[int, Call]]]:
+    if path not in scan.finalizers_by_path:
+        table: dict[str, list[tuple[int, Call]]] = {}
+        for position, call in enumerate(fx.iter_calls(scan.program, [path])):
+            if Role.FINALIZER in call.roles and call.enclosing is not None:
+                table.setdefault(call.method, []).append((position, call))
+        scan.finalizers_by_path[path] = table
+    return scan.finalizers_by_path[path]
+
+
+def _coordinator_locations(scan: Scan) -> tuple[Location, ...]:
     """The coordinator's interrupt (it finishes interruption and finalizers before its cleanup)."""
+    if scan.coordinator is None:
+        scan.coordinator = tuple(_find_coordinator(scan))
+    return scan.coordinator
+
+
+def _find_coordinator(scan: Scan) -> list[Location]:
     program = scan.program
     paths = set(scan.changed) | set(fx.imported_paths(program, scan.changed))
     paths |= set(fx.tree_paths(scan.ctx, scan.opts.allowed_sites))
@@ -511,7 +576,7 @@ def _check_release_sites(scan: Scan) -> None:
     ]
     allowed = _allowed_releases(scan)
     checked = 0
-    for call in sorted(candidates, key=fx.key):
+    for call in fx.in_key_order(candidates):
         checked += 1
         if fx.key(call) in scan.reported_releases:
             continue
@@ -633,10 +698,17 @@ def _check_lost(scan: Scan) -> None:
     program, opts = scan.program, scan.opts
     seen: set[tuple[str, int, str]] = set()
     counted = 0
-    for call in sorted(fx.iter_calls(program, scan.changed), key=fx.key):
+    # Handlers are found before sorting: the sort key normalises calls that share a
+    # line, and only catches that can see a lost claim need an order.
+    handlers: dict[int, tuple[Expr, str]] = {}
+    catches: list[Call] = []
+    for call in fx.iter_calls(program, scan.changed):
         handler, why = _lost_handler(scan, call)
-        if handler is None:
-            continue
+        if handler is not None:
+            handlers[id(call)] = (handler, why)
+            catches.append(call)
+    for call in fx.in_key_order(catches):
+        handler, why = handlers[id(call)]
         counted += 1
         if not (call.changed or handler.changed) or fx.key(call) in seen:
             continue
@@ -648,9 +720,8 @@ def _check_lost(scan: Scan) -> None:
         seen.add(fx.key(call))
         scan.findings.append(_lost_finding(scan, call, why, _subject(scan, call)))
     # `renew(..).pipe(Effect.ignore)` / `Effect.ignore(renew(..))`
-    for call in sorted(fx.iter_calls(program, scan.changed), key=fx.key):
-        if not (scan.is_renew(call) or scan.is_release(call)):
-            continue
+    claim_calls = [c for c in fx.iter_calls(program, scan.changed) if scan.is_renew(c) or scan.is_release(c)]
+    for call in fx.in_key_order(claim_calls):
         for stage in fx.stages_of(call):
             if not fx.matches(stage.name, opts.ignore) or fx.matches(stage.name, opts.catch_all) and stage.call is not None:
                 continue
@@ -673,6 +744,8 @@ def _check_lost(scan: Scan) -> None:
 def _lost_handler(scan: Scan, call: Call) -> tuple[Expr | None, str]:
     """The handler of a catch that can see a lost claim, and how it sees it."""
     opts = scan.opts
+    if not scan.is_catch(call):
+        return None, ""  # decided before reading the arguments: most calls are not catches
     args = fx.safe(lambda: call.args, ())
     if not args:
         return None, ""
@@ -781,7 +854,7 @@ def _lost_finding(scan: Scan, call: Call, why: str, subject: Call | None, stage:
     cleanup = _coordinator_cleanup_around(scan, call)
     if cleanup is not None:
         related.append(fx.call_loc(cleanup, f"the cleanup handed to `{cleanup.callee_text}`"))
-    for loop in _loops(scan, [call.path]):
+    for loop in _loops_in(scan, call.path):
         if loop.fork is not None and fx.outer_named(loop.fn) is fx.outer_named(call.enclosing):
             related.append(fx.loc(loop.path, loop.line, loop.end_line, "the heartbeat whose Lost also goes unobserved"))
     for release in sorted(scan.hook_releases):
@@ -835,9 +908,7 @@ class Loop:
 def _loops(scan: Scan, paths: Iterable[str]) -> list[Loop]:
     program, opts = scan.program, scan.opts
     out: list[Loop] = []
-    for call in sorted(fx.iter_calls(program, paths), key=fx.key):
-        if not scan.is_renew(call):
-            continue
+    for call in fx.in_key_order(c for c in fx.iter_calls(program, paths) if scan.is_renew(c)):
         stages = fx.stages_of(call)
         repeat = next((s for s in stages if fx.matches(s.name, opts.repeat)), None)
         if repeat is None:
@@ -863,6 +934,13 @@ def _loops(scan: Scan, paths: Iterable[str]) -> list[Loop]:
     return out
 
 
+def _loops_in(scan: Scan, path: str) -> list[Loop]:
+    """The loops of one file, found once per run (every lost finding in the file asks)."""
+    if path not in scan.loops_by_path:
+        scan.loops_by_path[path] = _loops(scan, [path])
+    return scan.loops_by_path[path]
+
+
 def _schedule_of(repeat: fx.Stage, renew: Call) -> Expr | None:
     """The schedule argument: the last argument that is not the renewal itself."""
     if repeat.call is None:
@@ -883,7 +961,7 @@ def _check_loops(scan: Scan) -> None:
     loops = _loops(scan, sorted(p for p in scope if not globs.matches(p, opts.ignore_paths)))
     periods: list[str] = []
     for loop in loops:
-        touched = scan.ctx.changeset.file(loop.path)
+        touched = scan.files.get(loop.path)
         changed = touched is not None and touched.touches(loop.line, loop.end_line)
         if loop.fork is not None and changed:
             _check_joined(scan, loop)
@@ -997,7 +1075,8 @@ def _resolve_lease(program: Program, scan: Scan, patched: bool) -> tuple[float, 
             if definition is not None:
                 candidates.append(definition.path)
     candidates += list(scan.changed) + list(fx.tree_paths(scan.ctx, scan.opts.allowed_sites))
-    for path in candidates:
+    # Each renewal adds its file again; the first file that resolves wins, so asking once per file is the same.
+    for path in dict.fromkeys(candidates):
         value = fx.safe(lambda: program.value(path, name), None)
         if isinstance(value, (int, float)) and not isinstance(value, bool):
             module = program.module(path)
@@ -1009,6 +1088,12 @@ def _resolve_lease(program: Program, scan: Scan, patched: bool) -> tuple[float, 
 
 def _lease_locations(scan: Scan) -> list[Location]:
     """Where the lease constant is declared (for the period finding's evidence)."""
+    if scan.lease_locations is None:
+        scan.lease_locations = tuple(_find_lease_locations(scan))
+    return list(scan.lease_locations)
+
+
+def _find_lease_locations(scan: Scan) -> list[Location]:
     name = scan.opts.lease_constant
     paths = set(scan.changed) | set(fx.imported_paths(scan.program, scan.changed))
     paths |= set(fx.imported_paths(scan.program, paths))
@@ -1065,7 +1150,7 @@ def run(ctx: "ReviewContext") -> Outcome:
     if not changed:
         return Outcome(InvariantStatus.NOT_APPLICABLE, "no changed TypeScript file")
     program = ctx.program
-    scan = Scan(ctx, program, opts, (), [], [], set(), set())
+    scan = Scan(ctx, program, opts, (), [], [], set(), set(), files=fx.changed_files(ctx))
     relevant = tuple(p for p in changed if (m := program.module(p)) is not None and _relevant(scan, m))
     if not relevant:
         return Outcome(

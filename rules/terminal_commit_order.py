@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Sequence
 
 from reviewer import globs
+from reviewer.changeset import ChangedFile
 from reviewer.model import Finding, InvariantStatus, Location, Severity
 from reviewer.registry import CheckSpec, Family, Outcome
 from reviewer.typescript import (
@@ -195,14 +196,32 @@ class Scan:
     settle_callees: dict[str, set[str]]
     # names written in an outermost function, by its identity (read once, asked per site)
     names: dict[int, frozenset[str]] = field(default_factory=dict)
+    # Per-run indexes and memos: asked per site, each was a scan over every file or call.
+    files: dict[str, ChangedFile] = field(default_factory=dict)  # the change set by path
+    callers: dict[int, list[Call]] = field(default_factory=dict)  # id(helper) -> its callers
+    by_method: dict[str, list[Call]] | None = None  # calls in scope by method, in scope order
+    recovery_sites: tuple[Location, ...] | None = None
+    events: list[tuple[Call, str]] | None = None  # publishing calls in scope, in scope order
 
 
 # ------------------------------------------------------------------ publishes and helpers
 
 
 def _publishes(scan: Scan, events: Sequence[str]) -> list[Call]:
-    out = [c for c in fx.iter_calls(scan.program, scan.scope) if fx.matches(fx.event_of(c), events)]
-    return sorted(out, key=fx.key)
+    out = [c for c, event in _events(scan) if fx.matches(event, events)]
+    return fx.in_key_order(out)
+
+
+def _events(scan: Scan) -> list[tuple[Call, str]]:
+    """Every call in scope that publishes an event, with the event (read once per run,
+    not once per kind of terminal)."""
+    if scan.events is None:
+        scan.events = []
+        for call in fx.iter_calls(scan.program, scan.scope):
+            event = fx.event_of(call)
+            if event:
+                scan.events.append((call, event))
+    return scan.events
 
 
 def _helpers(publishes: Iterable[Call], other: Iterable[Call]) -> dict[str, Function]:
@@ -222,7 +241,7 @@ def _sites(scan: Scan, publishes: Sequence[Call], helpers: Mapping[str, Function
     for call in fx.iter_calls(scan.program, scan.changed):
         if call.method in helpers and fx.outer_named(call.enclosing, ("commit",)) is not helpers[call.method]:
             out.append(call)
-    return sorted({fx.key(c): c for c in out}.values(), key=fx.key)
+    return fx.unique_in_key_order(out)
 
 
 def _in_scope(scan: Scan, call: Call) -> bool:
@@ -232,7 +251,7 @@ def _in_scope(scan: Scan, call: Call) -> bool:
     if call.changed:
         return True
     fn = fx.outer_named(call.enclosing)
-    touched = scan.ctx.changeset.file(call.path)
+    touched = scan.files.get(call.path)
     return fn is not None and touched is not None and touched.touches(fn.line, fn.end_line)
 
 
@@ -247,12 +266,17 @@ def _check_success_after_failure(scan: Scan) -> None:
     failure_helpers = _helpers(failures, successes)
     success_sites = _sites(scan, successes, success_helpers)
     failure_sites = _sites(scan, failures, failure_helpers)
+    # `Call.precedes` only holds between calls of one enclosing function: asking it of
+    # every failure for every success was quadratic in the size of the change.
+    failures_by_fn: dict[tuple[str, int], list[Call]] = {}
+    for failure in failure_sites:
+        failures_by_fn.setdefault(_fn_key(failure), []).append(failure)
     checked = 0
     for site in success_sites:
         if not _in_scope(scan, site):
             continue
         checked += 1
-        reason, related = _after_failure(scan, site, failure_sites)
+        reason, related = _after_failure(scan, site, failures_by_fn.get(_fn_key(site), []))
         if reason is None:
             continue
         what = _what(site, success_helpers)
@@ -278,7 +302,14 @@ def _check_success_after_failure(scan: Scan) -> None:
     scan.facts.append(f"{checked} changed success terminal(s), none after a failure")
 
 
+def _fn_key(call: Call) -> tuple[str, int]:
+    """Calls that `precedes` may relate share this key (same file, same enclosing function)."""
+    return (call.path, id(call.enclosing))
+
+
 def _after_failure(scan: Scan, site: Call, failure_sites: Sequence[Call]) -> tuple[str | None, list[Location]]:
+    """Why `site` (a success terminal) runs after a failure; `failure_sites` holds at least
+    every failure terminal of the site's own function, in key order."""
     opts = scan.opts
     if site.case_label is not None and site.case_label in opts.failure_cases:
         return f'in a failure branch: in the `case "{site.case_label}":` branch', []
@@ -356,7 +387,7 @@ def _check_terminal_before_tools(scan: Scan) -> list[Call]:
             host = fx.publish_around(program, inv.path, inv.line)
             if host is not None:
                 terminal_publishes.append(host)
-    terminal_publishes = sorted({fx.key(c): c for c in terminal_publishes}.values(), key=fx.key)
+    terminal_publishes = fx.unique_in_key_order(terminal_publishes)
     early: list[Call] = []
     checked = 0
     for publish in terminal_publishes:
@@ -383,12 +414,27 @@ def _check_terminal_before_tools(scan: Scan) -> list[Call]:
 
 def _callers(scan: Scan, helper: Function) -> list[Call]:
     """Calls of the helper by name in the changed files and the files around them."""
+    if id(helper) not in scan.callers:
+        scan.callers[id(helper)] = _find_callers(scan, helper)
+    return scan.callers[id(helper)]
+
+
+def _calls_by_method(scan: Scan) -> dict[str, list[Call]]:
+    """Every call in scope by its method name (in scope order), indexed once per run."""
+    if scan.by_method is None:
+        scan.by_method = {}
+        for call in fx.iter_calls(scan.program, scan.scope):
+            scan.by_method.setdefault(call.method, []).append(call)
+    return scan.by_method
+
+
+def _find_callers(scan: Scan, helper: Function) -> list[Call]:
     out = []
-    for call in fx.iter_calls(scan.program, scan.scope):
-        if call.method == helper.name and fx.outer_named(call.enclosing, ("commit",)) is not helper:
+    for call in _calls_by_method(scan).get(helper.name or "", []):
+        if fx.outer_named(call.enclosing, ("commit",)) is not helper:
             if call.callee == helper.name or "." in call.callee:
                 out.append(call)
-    return sorted(out, key=fx.key)
+    return fx.in_key_order(out)
 
 
 def _unsettled(scan: Scan, site: Call) -> list[str]:
@@ -499,6 +545,12 @@ def _before_tools_finding(
 
 def _recovery_sites(scan: Scan) -> list[Location]:
     """Where recovery acts on `safe` (evidence that an early safe is trusted)."""
+    if scan.recovery_sites is None:
+        scan.recovery_sites = tuple(_find_recovery_sites(scan))
+    return list(scan.recovery_sites)
+
+
+def _find_recovery_sites(scan: Scan) -> list[Location]:
     out = []
     for path in fx.tree_paths(scan.ctx, scan.opts.recovery_paths):
         module = scan.program.module(path)
@@ -518,8 +570,9 @@ def _check_recovery(scan: Scan, early: Sequence[Call]) -> None:
     opts = scan.opts
     paths = [p for p in scan.changed if globs.matches(p, opts.recovery_paths)]
     checked = 0
-    for call in sorted(fx.iter_calls(scan.program, paths), key=fx.key):
-        if not fx.matches(call.callee, opts.release) or not _in_scope(scan, call):
+    releases = [c for c in fx.iter_calls(scan.program, paths) if fx.matches(c.callee, opts.release)]
+    for call in fx.in_key_order(releases):
+        if not _in_scope(scan, call):
             continue
         if not _mentions_safe(scan, call):
             continue
@@ -617,10 +670,12 @@ def _relevant(scan: Scan, module: Module) -> bool:
     opts = scan.opts
     if globs.matches(module.path, opts.recovery_paths):
         return True
+    terminals = opts.success_events + opts.failure_events
+    settles = {fx.last(s) for s in opts.settle_tools}
     for call in fx.safe(module.calls, ()):
-        if fx.matches(fx.event_of(call), opts.success_events + opts.failure_events):
+        if fx.matches(fx.event_of(call), terminals):
             return True
-        if call.method in {fx.last(s) for s in opts.settle_tools}:
+        if call.method in settles:
             return True
     for hook in opts.terminal_hooks:
         if fx.safe(lambda: scan.program.callbacks(hook, module.path), []):
@@ -668,6 +723,7 @@ def run(ctx: "ReviewContext") -> Outcome:
         )
     scan.changed = relevant
     scan.scope = tuple(sorted(set(relevant) | set(fx.imported_paths(program, relevant))))
+    scan.files = fx.changed_files(ctx)
     shorts = {fx.last(n) for n in opts.settle_tools}
     for call in fx.iter_calls(program, scan.scope):
         if call.method in shorts:
