@@ -108,11 +108,13 @@ class ChangeSet:
     patched_tree: str
     files: tuple[ChangedFile, ...]
 
+    @cached_property
+    def _by_path(self) -> dict[str, ChangedFile]:
+        return {f.path: f for f in self.files}
+
     def file(self, path: str) -> ChangedFile | None:
-        for f in self.files:
-            if f.path == path:
-                return f
-        return None
+        # Asked per finding and per related location: a lookup, not a scan.
+        return self._by_path.get(path)
 
     @property
     def paths(self) -> tuple[str, ...]:

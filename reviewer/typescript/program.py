@@ -65,6 +65,7 @@ class Program:
         self.changed_lines: Mapping[str, frozenset[int]] = MappingProxyType(
             {path: frozenset(lines) for path, lines in (changed_lines or {}).items()}
         )
+        self._changed_paths = frozenset(self.changed_lines)
         self.roles = roles
         self._parsers = Parsers()
         self._texts: dict[str, str | None] = {}
@@ -365,7 +366,9 @@ class Program:
     ) -> list[tuple[Call, ...]]:
         targets = {target} if isinstance(target, str) else set(target)
         body = start.all_calls if isinstance(start, Function) else start.calls
-        scope = set(self.changed_lines) | {start.path}
+        # The changed files (plus the start's): built once, not per call.
+        changed = self._changed_paths
+        scope = changed if start.path in changed else changed | {start.path}
         visited = {_key(start)} if isinstance(start, Function) else set()
         found: list[tuple[Call, ...]] = []
         self._reach(body, targets, (), frozenset(visited), max_depth, scope, found)
@@ -378,7 +381,7 @@ class Program:
         prefix: tuple[Call, ...],
         visited: frozenset[tuple[str, int]],
         budget: int,
-        scope: set[str],
+        scope: frozenset[str],
         found: list[tuple[Call, ...]],
     ) -> None:
         for call in body:
@@ -389,13 +392,13 @@ class Program:
                 continue
             if budget <= 0:
                 continue
-            for function in self._entered(call, scope | {call.path}):
+            for function in self._entered(call, scope):
                 key = _key(function)
                 if key in visited:
                     continue
                 self._reach(function.all_calls, targets, (*prefix, call), visited | {key}, budget - 1, scope, found)
 
-    def _entered(self, call: Call, scope: set[str]) -> list[Function]:
+    def _entered(self, call: Call, scope: frozenset[str]) -> list[Function]:
         """Functions control may enter from `call`: its definition, and functions
         handed to it by reference (as arguments or object-literal values)."""
         out: list[Function] = []
@@ -405,7 +408,7 @@ class Program:
             if defined is not None:
                 out.append(defined)
             elif "." in callee_path and call.method in self.roles.commit_hooks:
-                out.extend(self._hooks(call.method, scope))
+                out.extend(self._hooks(call.method, scope | {call.path}))
         for reference in _references(call.args):
             function = self.function_of(reference)
             if function is not None:
@@ -414,10 +417,10 @@ class Program:
                 dotted = reference.member_path or ""
                 prop = dotted.rsplit(".", 1)[-1]
                 if "." in dotted and prop in self.roles.commit_hooks:
-                    out.extend(self._hooks(prop, scope))
+                    out.extend(self._hooks(prop, scope | {call.path}))
         return out
 
-    def _hooks(self, prop: str, scope: set[str]) -> list[Function]:
+    def _hooks(self, prop: str, scope: frozenset[str]) -> list[Function]:
         """Commit hooks named `prop` defined in the reviewed files: what an
         opaque `hooks.prop()` may run."""
         return [cb.function for cb in self.callbacks(prop, scope) if cb.function is not None]
