@@ -36,6 +36,23 @@ class CheckSpec:
         return self.id.split("/", 1)[1]
 
 
+def parse_error_check(family_id: str, title: str, summary: str, why: str) -> CheckSpec:
+    """The `consider` note every family gives for an ERROR region it could not read.
+
+    Same example for all: the region is tree-sitter's, not the author's, so
+    there is nothing to change but a review by hand.
+    """
+    return CheckSpec(
+        id=f"{family_id}/parse-error",
+        severity=Severity.CONSIDER,
+        title=title,
+        summary=summary,
+        why=why,
+        bad="interface KeyedMutex<in Key> { ... }   // variance annotation the grammar does not parse",
+        good="(nothing to change; review the region by hand)",
+    )
+
+
 @dataclass(frozen=True)
 class Outcome:
     """What a family's `run` returns; `violated` is derived from the findings."""

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Mapping
 
 from reviewer.globs import matches
 from reviewer.model import Finding, InvariantStatus, Location, Severity
-from reviewer.registry import CheckSpec, Family, Outcome
+from reviewer.registry import CheckSpec, Family, Outcome, parse_error_check
 
 if TYPE_CHECKING:
     from reviewer.changeset import ChangedFile
@@ -159,14 +159,11 @@ CHECKS: tuple[CheckSpec, ...] = (
             "isNull(SessionInputTable.promoted_seq)))"
         ),
     ),
-    CheckSpec(
-        id=f"{FAMILY_ID}/parse-error",
-        severity=Severity.CONSIDER,
+    parse_error_check(
+        FAMILY_ID,
         title="Unparsed code near scans",
         summary="The TypeScript parser left an ERROR region in untouched code of a scanned file; scans there were not checked.",
         why="Rules run on the partial tree; code inside an ERROR region is invisible to them.",
-        bad="interface KeyedMutex<in Key> { ... }   // variance annotation the grammar does not parse",
-        good="(nothing to change; review the region by hand)",
     ),
 )
 

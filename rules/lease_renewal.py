@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Sequence
 from reviewer import globs
 from reviewer.changeset import ChangedFile
 from reviewer.model import Finding, InvariantStatus, Location, Severity
-from reviewer.registry import CheckSpec, Family, Outcome
+from reviewer.registry import CheckSpec, Family, Outcome, parse_error_check
 from reviewer.typescript import Atom, Call, Callback, Exit, Expr, Function, Module, Program, Role, exits, strings_in
 
 from reviewer.rules import _effect as fx
@@ -184,14 +184,11 @@ CHECKS: tuple[CheckSpec, ...] = (
         bad="Effect.repeat(Schedule.spaced(\"20 seconds\"))  // SESSION_EXECUTION_LEASE_MS = 30 * 1000",
         good="Effect.repeat(Schedule.spaced(Duration.millis(SESSION_EXECUTION_LEASE_MS / 3)))",
     ),
-    CheckSpec(
-        id=f"{FAMILY_ID}/parse-error",
-        severity=Severity.CONSIDER,
+    parse_error_check(
+        FAMILY_ID,
         title="Unparsed code in a file with claim handling",
         summary="The TypeScript parser left an ERROR region (untouched, or changed but without the family's idioms) in a file this family inspects.",
         why="Rules run on the partial tree; claim releases or renewals inside an ERROR region are invisible to them.",
-        bad="interface KeyedMutex<in Key> { ... }   // variance annotation the grammar does not parse",
-        good="(nothing to change; review the region by hand)",
     ),
 )
 

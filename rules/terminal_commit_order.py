@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Sequence
 from reviewer import globs
 from reviewer.changeset import ChangedFile
 from reviewer.model import Finding, InvariantStatus, Location, Severity
-from reviewer.registry import CheckSpec, Family, Outcome
+from reviewer.registry import CheckSpec, Family, Outcome, parse_error_check
 from reviewer.typescript import (
     Atom,
     Call,
@@ -132,14 +132,11 @@ CHECKS: tuple[CheckSpec, ...] = (
             "}"
         ),
     ),
-    CheckSpec(
-        id=f"{FAMILY_ID}/parse-error",
-        severity=Severity.CONSIDER,
+    parse_error_check(
+        FAMILY_ID,
         title="Unparsed code in a file with terminal commits",
         summary="The TypeScript parser left an ERROR region (untouched, or changed but without the family's idioms) in a file this family inspects.",
         why="Rules run on the partial tree; terminal publishes or tool settlement inside an ERROR region are invisible to them.",
-        bad="interface KeyedMutex<in Key> { ... }   // variance annotation the grammar does not parse",
-        good="(nothing to change; review the region by hand)",
     ),
 )
 
