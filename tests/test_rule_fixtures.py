@@ -2,6 +2,8 @@
 
 A case is a small source tree: `base/` (optional) is committed first, then
 `patched/` is laid over it and the difference becomes the patch under review.
+Files every case of a family shares live once in `<family>/_shared/`, the
+bottom layer of each of that family's bases.
 Annotations say what must and must not be reported, Semgrep-style:
 
     // ruleid: lease-renewal/release-in-interrupt-commit
@@ -100,10 +102,14 @@ def _cases() -> list[Path]:
     return sorted(p for p in FIXTURES.glob("*/*") if p.is_dir() and (p / "patched").is_dir())
 
 
+def case_trees(case: Path) -> tuple[dict[str, bytes], dict[str, bytes]]:
+    """(base tree, patched tree) of a case, shared files included."""
+    base = {**_read_tree(case.parent / "_shared"), **_read_tree(case / "base")}
+    return base, {**base, **_read_tree(case / "patched")}
+
+
 def run_case(case: Path, tmp_path: Path):
-    base = _read_tree(case / "base")
-    patched = _read_tree(case / "patched")
-    merged_patched = {**base, **patched}
+    base, merged_patched = case_trees(case)
     repo, base_sha, patch_path, _ = make_change(tmp_path, base, merged_patched)
     outcome = review.run(review.Request(repo=str(repo.path), base=base_sha, patch=str(patch_path)))
     return outcome, merged_patched
@@ -139,8 +145,7 @@ def test_every_family_has_enough_fixtures() -> None:
         for case in _cases():
             if case.parent.name != family.id:
                 continue
-            patched = _read_tree(case / "patched")
-            exp = expectations(case, {**_read_tree(case / "base"), **patched})
+            exp = expectations(case, case_trees(case)[1])
             positives += len(exp.ruleid)
             negatives += len(exp.ok)
         assert positives >= 6 and negatives >= 6, f"{family.id}: {positives} ruleid, {negatives} ok annotations"
