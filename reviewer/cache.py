@@ -43,7 +43,6 @@ from reviewer.model import Finding, InvariantStatus, Location, Severity
 from reviewer.registry import Outcome
 
 SCHEMA = "reviewer-cache/1"
-ENV_VAR = "REVIEWER_CACHE_DIR"
 
 log = logging.getLogger("reviewer.cache")
 
@@ -252,6 +251,3 @@ class OutcomeCache:
                 except OSError:
                     pass
 
-
-def open_cache(directory: str | None) -> OutcomeCache | None:
-    return OutcomeCache(directory) if directory else None

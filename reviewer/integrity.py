@@ -51,10 +51,6 @@ class GateResult:
         return replace(self, checks=tuple(check if c.id == check.id else c for c in self.checks))
 
     @property
-    def passed(self) -> bool:
-        return all(c.status is not CheckStatus.FAIL for c in self.checks)
-
-    @property
     def reconstructable(self) -> bool:
         """Rules may run on the patched tree only if git built it and no path is unsafe."""
         paths = next((c for c in self.checks if c.id == "integrity/paths"), None)

@@ -97,6 +97,3 @@ def discover(package: str = "reviewer.rules") -> tuple[Family, ...]:
         raise TypeError(f"duplicate rule family ids in {package}: {ids}")
     return tuple(sorted(families, key=lambda f: f.id))
 
-
-def all_checks(families: tuple[Family, ...]) -> dict[str, CheckSpec]:
-    return {spec.id: spec for fam in families for spec in fam.checks}

@@ -82,6 +82,8 @@ def prepare(req: Request) -> Prepared:
     if req.expect_files is not None and req.expect_files < 0:
         raise ReviewerError(f"--expect-files must be 0 or more, not {req.expect_files}")
     artifacts = tuple(parse_artifact(a) for a in req.artifacts)
+    if req.scope not in {s.value for s in Scope}:
+        raise ReviewerError(f"--scope {req.scope!r}: choose changed, file or all")
     if not Path(req.patch).exists():
         read_patch(req.patch)  # raises the precise message
     return Prepared(repo, Inputs(repo, base, PatchFile(Path(req.patch), b""), expected, artifacts, req.expect_files,
@@ -222,11 +224,7 @@ def _run(req: Request, prepared: Prepared, repo: Repo, families: tuple[Family, .
             )
         finally:
             reader.close()
-    try:
-        scope = Scope(req.scope)
-    except ValueError:
-        raise ReviewerError(f"--scope {req.scope!r}: choose changed, file or all") from None
-    report = assemble(inputs.base, inputs.patch, gate, changeset, invariants, findings, scope, req.pull_request)
+    report = assemble(inputs.base, inputs.patch, gate, changeset, invariants, findings, Scope(req.scope), req.pull_request)
     return Outcome(report, changeset, gate)
 
 

@@ -83,3 +83,17 @@ def test_scope_changed_file_all(tmp_path) -> None:
         by_scope[scope] = sorted((f.location.path, f.location.line) for f in report.findings)
     # The probe only looks at changed files, so `all` equals `file` here.
     assert by_scope == {"changed": [("a.ts", 3)], "file": [("a.ts", 1), ("a.ts", 3)], "all": [("a.ts", 1), ("a.ts", 3)]}
+
+
+def test_unknown_scope_is_refused_before_any_review(tmp_path) -> None:
+    import pytest
+
+    from reviewer.errors import ReviewerError
+
+    calls = []
+    probe = _probe()
+    spy = Family(probe.id, probe.summary, probe.checks, lambda ctx: calls.append(1) or probe.run(ctx))
+    repo, sha, patch, _ = make_change(tmp_path, {"a.ts": "x\n"}, {"a.ts": "FLAG\n"})
+    with pytest.raises(ReviewerError, match="--scope 'everything'"):
+        review.run(review.Request(repo=str(repo.path), base=sha, patch=str(patch), scope="everything"), families=(spy,))
+    assert calls == []
