@@ -196,10 +196,16 @@ def apply_to_temp_index(repo: Repo, base_tree: str, patch: PatchFile) -> tuple[s
     return tree, "applies cleanly to the base (temporary index)"
 
 
-def run_gate(inputs: Inputs, headers: list[HeaderInfo], limits: Limits = Limits()) -> GateResult:
+def run_gate(
+    inputs: Inputs,
+    headers: list[HeaderInfo],
+    limits: Limits = Limits(),
+    base: tuple[Check, str | None] | None = None,
+) -> GateResult:
+    """`base` is `check_base`'s answer when the caller already asked git."""
     repo = inputs.repo
     checks: list[Check] = []
-    base_check, base_tree = check_base(repo, inputs.base)
+    base_check, base_tree = base if base is not None else check_base(repo, inputs.base)
     checks.append(base_check)
     checks.append(check_patch_sha(inputs.patch, inputs.patch_sha256))
     checks.extend(check_artifacts(inputs.artifacts))

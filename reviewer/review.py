@@ -15,7 +15,7 @@ from reviewer.limits import limits_check, oversized
 from reviewer.context import TreeView
 from reviewer.engine import run_families
 from reviewer.gitio import BlobReader, Repo, open_repo
-from reviewer.integrity import GateResult, Inputs, parse_artifact, parse_sha256, require_full_sha, run_gate
+from reviewer.integrity import GateResult, Inputs, check_base, parse_artifact, parse_sha256, require_full_sha, run_gate
 from reviewer.model import (
     Check,
     CheckStatus,
@@ -110,7 +110,7 @@ def identity_inputs(req: Request, families: tuple[Family, ...] | None = None) ->
     prepared = prepare(req)
     repo = prepared.repo
     families = discover() if families is None else families
-    base_tree = repo.tree_of(prepared.inputs.base) if repo.object_type(prepared.inputs.base) == "commit" else None
+    _, base_tree = check_base(repo, prepared.inputs.base)
     return str(repo.git_dir), _load_config(req, repo, base_tree, families)
 
 
@@ -189,12 +189,13 @@ def run(req: Request, families: tuple[Family, ...] | None = None, gate_only: boo
 
 def _run(req: Request, prepared: Prepared, repo: Repo, families: tuple[Family, ...] | None, gate_only: bool) -> Outcome:
     families = discover() if families is None else families
-    base_tree = repo.tree_of(prepared.inputs.base) if repo.object_type(prepared.inputs.base) == "commit" else None
+    base_check = check_base(repo, prepared.inputs.base)
+    base_tree = base_check[1]
     # Configuration (and so the limits) comes from the base, before the patch is even read.
     config = _load_config(req, repo, base_tree, families)
     inputs = replace(prepared.inputs, repo=repo, patch=read_patch(req.patch, config.limits.max_patch_bytes))
     headers = section_headers(inputs.patch)
-    gate = run_gate(inputs, headers, config.limits)
+    gate = run_gate(inputs, headers, config.limits, base_check)
 
     changeset: ChangeSet | None = None
     notes: list[str] = []
