@@ -310,7 +310,8 @@ def phases_in_process(repo: str, base: str, patch: str) -> dict[str, float]:
         return tuple(dataclasses.replace(f, run=_timed(totals, f"rules: {f.id}", f.run)) for f in families)
 
     review.discover = _timed(totals, "rule modules import (discover)", discover)
-    for name, label in (("prepare", "inputs (open repo, base)"), ("_load_config", "configuration"),
+    for name, label in (("open_repo", "inputs (open repo)"), ("check_base", "inputs (base)"),
+                        ("_load_config", "configuration"), ("read_patch", "read the patch (once)"),
                         ("run_gate", "integrity gate (git apply, write-tree)"),
                         ("build_changeset", "reconstruction (diff, blobs, hunks)"), ("assemble", "assemble report")):
         setattr(review, name, _timed(totals, label, getattr(review, name)))

@@ -34,9 +34,18 @@ class Hunk:
     deleted_after: tuple[int, ...] = ()
 
 
+# Git's own rule (`buffer_is_binary`): a NUL in the first 8000 bytes.
+_BINARY_PROBE = 8000
+
+
+def is_binary(data: bytes | None) -> bool:
+    """Binary by content, whatever the patch's encoding or the repository's attributes say."""
+    return data is not None and b"\0" in data[:_BINARY_PROBE]
+
+
 def decode_text(data: bytes | None) -> str | None:
     """UTF-8 text, or None for binary / non-UTF-8 content (represented, not crashed on)."""
-    if data is None or b"\0" in data[:8000]:
+    if data is None or is_binary(data):
         return None
     try:
         return data.decode("utf-8")

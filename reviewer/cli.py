@@ -56,7 +56,7 @@ def _add_inputs(p: argparse.ArgumentParser, with_formats: bool = True, pr: bool 
         p.add_argument("--head", required=True, help="head ref or commit of the pull request")
     else:
         p.add_argument("--base", required=True, help="full 40-hex id of the base commit")
-        p.add_argument("--patch", required=True, help="the patch file (git diff format)")
+        p.add_argument("--patch", required=True, help="the patch (git diff format): a file, a pipe, or - for standard input; read once")
     p.add_argument("--patch-sha256", metavar="HEX", help="expected SHA-256 of the patch file")
     p.add_argument("--artifact", action="append", default=[], metavar="FILE=HEX", help="a file and its expected SHA-256 (repeatable)")
     p.add_argument("--expect-files", type=int, metavar="N", help="expected number of changed files")
@@ -210,7 +210,8 @@ def cmd_pr(args: argparse.Namespace) -> int:
             report = review.empty_report(_request(args, base=pr.merge_base, pull_request=pr))
             _emit(report, outputs)
             return _exit_for(report)
-        return _stateful(args, _request(args, base=pr.merge_base, patch=str(patch_path), pull_request=pr), outputs)
+        return _stateful(args, _request(args, base=pr.merge_base, patch=str(patch_path), pull_request=pr,
+                                        config_commit=pr.base), outputs)
 
 
 def cmd_diff(args: argparse.Namespace) -> int:
@@ -222,12 +223,14 @@ def cmd_diff(args: argparse.Namespace) -> int:
 
 
 def cmd_history(args: argparse.Namespace) -> int:
+    from reviewer.display import printable
     from reviewer.gitio import open_repo
     from reviewer.state import StateStore, default_state_dir
 
     repo = open_repo(args.repo)
+    repo.close()
     store = StateStore(Path(args.state_dir) if args.state_dir else default_state_dir())
-    records = store.history(str(repo.git_dir))
+    records = store.history(str(repo.common_dir))
     if not records:
         print(f"no stored reviews of {args.repo} in {store.root}")
         return EXIT_MERGE
@@ -235,7 +238,7 @@ def cmd_history(args: argparse.Namespace) -> int:
     for r in records:
         ident = r.identity
         print(f"{r.key[:16]}  {r.verdict:<12}  {str(ident.get('base'))[:12]}  {str(ident.get('patch_sha256'))[:12]}  "
-              f"{str(ident.get('rules')):<8}  {ident.get('patch_name')}")
+              f"{str(ident.get('rules')):<8}  {printable(str(ident.get('patch_name')))}")
     return EXIT_MERGE
 
 
@@ -312,14 +315,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     import signal
     import threading
 
+    from reviewer import _stop_early
+
     on_main_thread = threading.current_thread() is threading.main_thread()
     held = {signal.SIGTERM, signal.SIGINT}
+    previous: dict[int, object] = {}
     # Every temporary file of this run lives under one directory, removed at
     # the end with signals held off: a signal that interrupts an inner
     # cleanup can then never leave anything behind.
     if on_main_thread:
         signal.pthread_sigmask(signal.SIG_BLOCK, held)
-    previous_term = signal.signal(signal.SIGTERM, _on_sigterm) if on_main_thread else None
+        previous[signal.SIGTERM] = signal.signal(signal.SIGTERM, _on_sigterm)
+        # The program's early handler (reviewer/__init__.py) exits on the spot;
+        # from here on an interrupt must unwind so the scratch directory goes.
+        if signal.getsignal(signal.SIGINT) is _stop_early:
+            previous[signal.SIGINT] = signal.signal(signal.SIGINT, signal.default_int_handler)
     previous_tempdir = tempfile.tempdir
     scratch = tempfile.mkdtemp(prefix="reviewer-")
     tempfile.tempdir = scratch
@@ -345,11 +355,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         tempfile.tempdir = previous_tempdir
         if on_main_thread:
             # A signal that arrived during cleanup is moot: the run is over.
-            previous_int = signal.signal(signal.SIGINT, signal.SIG_IGN)
-            signal.signal(signal.SIGTERM, signal.SIG_IGN)
+            during_run = {signum: signal.signal(signum, signal.SIG_IGN) for signum in held}
             signal.pthread_sigmask(signal.SIG_UNBLOCK, held)
-            signal.signal(signal.SIGINT, previous_int)
-            signal.signal(signal.SIGTERM, previous_term if previous_term is not None else signal.SIG_DFL)
+            for signum, handler in (during_run | previous).items():
+                # The early handler belongs to a program whose run is now over:
+                # a late signal stays moot instead of claiming "no verdict"
+                # after the verdict was written.
+                if handler is _stop_early:
+                    handler = signal.SIG_IGN
+                signal.signal(signum, handler if handler is not None else signal.SIG_DFL)
 
 
 def _dispatch(argv: Sequence[str] | None) -> int:

@@ -18,16 +18,18 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import tomllib
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
 from reviewer.errors import ReviewerError
-from reviewer.limits import Limits
+from reviewer.limits import INT_MAX, Limits, is_finite_number, is_integer, shown
 from reviewer.model import Severity
 from reviewer.registry import Family
 
 CONFIG_PATH = "reviewer.toml"
+_BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
 
 
 @dataclass(frozen=True)
@@ -54,79 +56,139 @@ class Config:
         return hashlib.sha256(json.dumps(payload, sort_keys=True, default=list).encode()).hexdigest()
 
 
-def _kind(default: Any) -> str:
-    for t, name in ((bool, "a boolean"), (int, "an integer"), (float, "a number"), (str, "a string"),
-                    ((list, tuple), "a list"), (dict, "a table")):
-        if isinstance(default, t):
-            return name
-    return type(default).__name__
+_TABLES = {
+    "rules": "[rules.<family>]",
+    "severity": "[severity]",
+    "disable": "[disable]",
+    "limits": "[limits]",
+}
 
 
-def _type_matches(default: Any, value: Any) -> bool:
+def _key(name: str) -> str:
+    """A TOML key as it would be written: bare when it can be, else quoted, so
+    a key holding a newline cannot break the one-line message."""
+    return name if _BARE_KEY.fullmatch(name) else json.dumps(name)
+
+
+def _table(raw: Mapping[str, Any], name: str, where: str) -> Mapping[str, Any]:
+    # `rules = []` or `limits = 0` must not read as "no table": that would
+    # silently leave every rule on its defaults.
+    value = raw.get(name)
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise ReviewerError(f"{where} {name} must be a table ({_TABLES[name]}), got {shown(value)}")
+    return value
+
+
+def _string_list(default: list[Any] | tuple[Any, ...]) -> bool:
+    # An empty default (e.g. bounded-scan's cursor_columns) is a list of names too.
+    return all(isinstance(item, str) for item in default)
+
+
+def _expected(default: Any, value: Any) -> str | None:
+    """What `value` must be to replace `default`, or None when it fits.
+
+    Numbers must be finite and non-negative: the numeric options are bounds,
+    depths, indices and fractions, and a NaN compares false with everything,
+    which would silently switch a check off.
+    """
     if isinstance(default, bool):
-        return isinstance(value, bool)
-    if isinstance(default, (int, float)):
-        return isinstance(value, (int, float)) and not isinstance(value, bool)
+        return None if isinstance(value, bool) else "a boolean"
+    if isinstance(default, int):
+        return None if is_integer(value) and 0 <= value <= INT_MAX else "a non-negative integer"
+    if isinstance(default, float):
+        return None if is_finite_number(value) and value >= 0 else "a non-negative finite number"
+    if isinstance(default, str):
+        return None if isinstance(value, str) else "a string"
     if isinstance(default, (list, tuple)):
-        return isinstance(value, list)
+        if _string_list(default):
+            return None if isinstance(value, list) and all(isinstance(v, str) for v in value) else "a list of strings"
+        return None if isinstance(value, list) else "a list"
     if isinstance(default, dict):
-        return isinstance(value, dict)
-    return isinstance(value, type(default))
+        return None if isinstance(value, dict) else "a table"
+    return None if isinstance(value, type(default)) else f"a {type(default).__name__}"
 
 
-def build_config(raw: Mapping[str, Any], families: tuple[Family, ...], source: str) -> Config:
-    where = f"{source}:"
-    unknown_tables = set(raw) - {"rules", "severity", "disable", "limits"}
-    if unknown_tables:
-        raise ReviewerError(
-            f"{where} unknown table(s) {sorted(unknown_tables)}; expected [rules.<family>], [severity], [disable], [limits]"
-        )
+def _option(where: str, family: Family, key: str, value: Any) -> Any:
+    default = family.defaults[key]
+    expected = _expected(default, value)
+    if expected is not None:
+        raise ReviewerError(f"{where} [rules.{family.id}] {key} must be {expected}, got {shown(value)}")
+    # One spelling per value: `= 1` and `= 1.0` are one configuration, with one Config.digest.
+    return float(value) if isinstance(default, float) else value
+
+
+def _options(raw: Mapping[str, Any], families: tuple[Family, ...], where: str) -> dict[str, dict[str, Any]]:
     by_id = {f.id: f for f in families}
-    check_ids = {spec.id for f in families for spec in f.checks}
-
     options: dict[str, dict[str, Any]] = {f.id: dict(f.defaults) for f in families}
-    for fam_id, table in (raw.get("rules") or {}).items():
+    for fam_id, table in _table(raw, "rules", where).items():
         if fam_id not in by_id:
-            raise ReviewerError(f"{where} [rules.{fam_id}]: no such rule family (known: {', '.join(sorted(by_id))})")
+            raise ReviewerError(f"{where} [rules.{_key(fam_id)}]: no such rule family (known: {', '.join(sorted(by_id))})")
         if not isinstance(table, dict):
-            raise ReviewerError(f"{where} [rules.{fam_id}] must be a table")
+            raise ReviewerError(f"{where} [rules.{fam_id}] must be a table, got {shown(table)}")
+        family = by_id[fam_id]
         for key, value in table.items():
-            if key not in by_id[fam_id].defaults:
-                known = ", ".join(sorted(by_id[fam_id].defaults)) or "none"
+            if key not in family.defaults:
+                known = ", ".join(sorted(family.defaults)) or "none"
                 raise ReviewerError(f"{where} [rules.{fam_id}] has no option {key!r} (known: {known})")
-            if not _type_matches(by_id[fam_id].defaults[key], value):
-                raise ReviewerError(
-                    f"{where} [rules.{fam_id}] {key} must be {_kind(by_id[fam_id].defaults[key])}, got {value!r}"
-                )
-            options[fam_id][key] = value
+            options[fam_id][key] = _option(where, family, key, value)
+    return options
 
+
+def _severities(raw: Mapping[str, Any], check_ids: set[str], where: str) -> dict[str, Severity]:
     severities: dict[str, Severity] = {}
-    for rule_id, value in (raw.get("severity") or {}).items():
+    for rule_id, value in _table(raw, "severity", where).items():
         if rule_id not in check_ids:
             raise ReviewerError(f"{where} [severity] {rule_id!r}: no such rule")
         if rule_id.startswith("integrity/"):
             raise ReviewerError(f"{where} [severity] integrity checks cannot be re-rated")
-        try:
-            severities[rule_id] = Severity(value)
-        except ValueError:
-            raise ReviewerError(f"{where} [severity] {rule_id}: {value!r} is not must-fix, should-fix or consider") from None
+        if not isinstance(value, str) or value not in {s.value for s in Severity}:
+            raise ReviewerError(f"{where} [severity] {rule_id}: {shown(value)} is not must-fix, should-fix or consider")
+        severities[rule_id] = Severity(value)
+    return severities
 
-    disabled_raw = (raw.get("disable") or {}).get("rules", [])
-    extra = set((raw.get("disable") or {})) - {"rules"}
-    if extra or not isinstance(disabled_raw, list):
-        raise ReviewerError(f"{where} [disable] takes only rules = [\"<family>/<check>\", ...]")
-    for rule_id in disabled_raw:
+
+def _disabled(raw: Mapping[str, Any], check_ids: set[str], where: str) -> frozenset[str]:
+    table = _table(raw, "disable", where)
+    extra = sorted(set(table) - {"rules"})
+    if extra:
+        raise ReviewerError(f"{where} [disable] has no option {extra[0]!r}; it takes only rules = [\"<family>/<check>\", ...]")
+    rules = table.get("rules", [])
+    if not isinstance(rules, list) or not all(isinstance(r, str) for r in rules):
+        raise ReviewerError(f"{where} [disable] rules must be a list of rule ids (strings), got {shown(rules)}")
+    for rule_id in rules:
         if rule_id not in check_ids:
             raise ReviewerError(f"{where} [disable] {rule_id!r}: no such rule")
-    limits = Limits.from_table(raw.get("limits") or {}, source)
-    return Config(source, options, severities, frozenset(disabled_raw), limits=limits)
+    return frozenset(rules)
+
+
+def build_config(raw: Mapping[str, Any], families: tuple[Family, ...], source: str) -> Config:
+    """Every value is checked against what its consumer needs: a wrong type must be
+    a one-line error naming `source` and the key, never a crash later and never
+    a check that quietly stops checking."""
+    where = f"{source}:"
+    unknown_tables = set(raw) - set(_TABLES)
+    if unknown_tables:
+        raise ReviewerError(
+            f"{where} unknown table(s) {sorted(unknown_tables)}; expected [rules.<family>], [severity], [disable], [limits]"
+        )
+    check_ids = {spec.id for f in families for spec in f.checks}
+    options = _options(raw, families, where)
+    severities = _severities(raw, check_ids, where)
+    disabled = _disabled(raw, check_ids, where)
+    limits = Limits.from_table(_table(raw, "limits", where), source)
+    return Config(source, options, severities, disabled, limits=limits)
 
 
 def parse_toml(data: bytes, source: str) -> dict[str, Any]:
     try:
         return tomllib.loads(data.decode("utf-8"))
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+    # ValueError covers TOMLDecodeError and an integer past Python's digit limit.
+    except (ValueError, UnicodeDecodeError) as exc:
         raise ReviewerError(f"{source}: not valid TOML ({exc})") from None
+    except RecursionError:
+        raise ReviewerError(f"{source}: not valid TOML (arrays or tables nested too deeply)") from None
 
 
 def load_config_file(path: str, families: tuple[Family, ...]) -> Config:

@@ -6,12 +6,10 @@ invariant with an `error` finding: the verdict can only get stricter.
 
 from __future__ import annotations
 
-import signal
-import threading
 import traceback
-from contextlib import contextmanager
-from typing import TYPE_CHECKING, Iterator
+from typing import TYPE_CHECKING
 
+from reviewer.budget import time_budget
 from reviewer.changeset import ChangeSet
 from reviewer.config import Config
 from reviewer.context import ReviewContext, TreeView
@@ -26,26 +24,6 @@ DEFAULT_BUDGET_SECONDS = 60.0
 
 class BudgetExceeded(Exception):
     pass
-
-
-@contextmanager
-def _time_budget(seconds: float) -> Iterator[None]:
-    # SIGALRM only works on the main thread; elsewhere the rule runs unbounded
-    # (the CLI always runs on the main thread).
-    if seconds <= 0 or threading.current_thread() is not threading.main_thread() or not hasattr(signal, "setitimer"):
-        yield
-        return
-
-    def on_alarm(signum: int, frame: object) -> None:
-        raise BudgetExceeded()
-
-    previous = signal.signal(signal.SIGALRM, on_alarm)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
-    try:
-        yield
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
 
 
 def _error_result(family: Family, reason: str) -> InvariantResult:
@@ -99,7 +77,7 @@ def run_families(
             continue
         ctx = ReviewContext(changeset, base, patched, family, options, config.severities, programs)
         try:
-            with _time_budget(budget_seconds):
+            with time_budget(budget_seconds, BudgetExceeded):
                 outcome = family.run(ctx)
             if not isinstance(outcome, Outcome):
                 raise TypeError(f"run() returned {type(outcome).__name__}, not Outcome")

@@ -1,23 +1,34 @@
 """Every git process the reviewer starts goes through here.
 
 The repository under review is untrusted: its config could name hooks, an
-fsmonitor, external diff or textconv drivers. Git runs with those neutralised,
-with no global or system config, with optional locks off (so even read
-commands never rewrite the repository's index), and always against an
-explicit git directory so no work tree is ever touched.
+fsmonitor, external diff or textconv drivers, a promisor remote whose lazy
+fetch runs a transport program, or allow a protocol that `protocol.allow`
+cannot take back. So git never reads the repository's config at all: every
+command runs against a *shadow* git directory of our own (an empty config,
+the repository's HEAD, its refs and shallow list through symbolic links, and
+its object store as a read-only alternate). Objects git derives go to the
+shadow's own store, every transport is refused (`GIT_ALLOW_PROTOCOL` names
+none, overriding any config), lazy fetching is off, and no work tree is ever
+touched.
 """
 
 from __future__ import annotations
 
 import os
 import re
+import stat
 import subprocess
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
 from reviewer.errors import GitError, ReviewerError
 
 MIN_GIT = (2, 39, 2)
+# No git command of a review legitimately takes minutes; a FIFO or device
+# planted in a repository would otherwise hang the review for ever.
+OPEN_SECONDS = 60
+GIT_SECONDS = 300
 _HEX40 = re.compile(r"[0-9a-f]{40}")
 
 # Passed as `-c` so they win over anything in the repository's own config.
@@ -31,6 +42,7 @@ _SAFE_CONFIG = (
     "core.autocrlf=false",
     "core.safecrlf=false",
     "diff.external=",
+    "core.attributesFile=/dev/null",
     "apply.whitespace=nowarn",
     "protocol.allow=never",
     "safe.directory=*",
@@ -41,7 +53,7 @@ def is_full_sha(text: str) -> bool:
     return bool(_HEX40.fullmatch(text))
 
 
-def _base_env(index_file: Path | None, git_dir: Path | None = None, scratch_objects: Path | None = None) -> dict[str, str]:
+def _base_env(index_file: Path | None, objects: Path | None = None, alternate: Path | None = None) -> dict[str, str]:
     env = {
         key: value
         for key, value in os.environ.items()
@@ -54,16 +66,21 @@ def _base_env(index_file: Path | None, git_dir: Path | None = None, scratch_obje
         GIT_OPTIONAL_LOCKS="0",
         GIT_NO_REPLACE_OBJECTS="1",
         GIT_ATTR_NOSYSTEM="1",
+        # Set, it is the whole list of allowed transports, whatever any config
+        # says; empty, it allows none. Lazy fetching is off on git >= 2.44 too.
+        GIT_ALLOW_PROTOCOL="",
+        GIT_PROTOCOL_FROM_USER="0",
+        GIT_NO_LAZY_FETCH="1",
         LC_ALL="C",
         LANG="C",
     )
     if index_file is not None:
         env["GIT_INDEX_FILE"] = str(index_file)
-    if scratch_objects is not None and git_dir is not None:
-        # Objects git derives from the patch go to a scratch store; the
+    if objects is not None and alternate is not None:
+        # Objects git derives from the patch go to the shadow's store; the
         # repository's own store is only read, as an alternate.
-        env["GIT_OBJECT_DIRECTORY"] = str(scratch_objects)
-        env["GIT_ALTERNATE_OBJECT_DIRECTORIES"] = str(git_dir / "objects")
+        env["GIT_OBJECT_DIRECTORY"] = str(objects)
+        env["GIT_ALTERNATE_OBJECT_DIRECTORIES"] = str(alternate)
     return env
 
 
@@ -108,13 +125,9 @@ class BlobReader:
 
     def _start(self) -> subprocess.Popen[bytes]:
         if self._proc is None:
-            cmd = ["git", f"--git-dir={self._repo.git_dir}"]
-            for item in _SAFE_CONFIG:
-                cmd += ["-c", item]
+            cmd, env, cwd = self._repo.command("cat-file", "--batch")
             self._proc = subprocess.Popen(
-                cmd + ["cat-file", "--batch"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                stderr=subprocess.DEVNULL, env=_base_env(None, self._repo.git_dir, self._repo.scratch_objects),
-                cwd=self._repo.git_dir,
+                cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env, cwd=cwd,
             )
         return self._proc
 
@@ -146,20 +159,121 @@ class BlobReader:
             self._proc = None
 
 
+_HEAD_BYTES = 4096
+_ALTERNATES_BYTES = 1 << 20
+_ALTERNATE_DEPTH = 5  # as deep as git itself follows alternates
+
+
+def _hostile(path: Path, why: str) -> ReviewerError:
+    return ReviewerError(f"{path}: {why}; refusing to read this repository")
+
+
+def _small_file(path: Path, limit: int, what: str) -> bytes | None:
+    """The bytes of a regular file of at most `limit` bytes, None if absent.
+
+    A FIFO would hang the review and a device such as /dev/zero would fill
+    memory: only a regular file is ever read.
+    """
+    try:
+        st = path.stat()
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise _hostile(path, f"{what} cannot be read ({exc.strerror})") from None
+    if not stat.S_ISREG(st.st_mode):
+        raise _hostile(path, f"{what} is not a regular file")
+    if st.st_size > limit:
+        raise _hostile(path, f"{what} is {st.st_size:,} bytes, over {limit:,}")
+    with open(path, "rb") as fh:
+        return fh.read(limit + 1)[:limit]
+
+
+def _check_borrowed(path: Path, directory: bool) -> None:
+    try:
+        st = path.stat()
+    except OSError as exc:
+        raise _hostile(path, f"cannot be read ({exc.strerror})") from None
+    if directory and not stat.S_ISDIR(st.st_mode):
+        raise _hostile(path, "is not a directory")
+    if not directory and not stat.S_ISREG(st.st_mode):
+        raise _hostile(path, "is not a regular file")
+
+
+def _check_alternates(objects: Path, depth: int) -> None:
+    """Every alternates file git would follow from `objects` is a small regular file."""
+    data = _small_file(objects / "info" / "alternates", _ALTERNATES_BYTES, "objects/info/alternates")
+    if not data or depth <= 0:
+        return
+    for line in data.decode("utf-8", "surrogateescape").splitlines():
+        line = line.strip()
+        if line and not line.startswith("#") and not line.startswith('"'):
+            target = Path(line) if os.path.isabs(line) else objects / line
+            _check_alternates(target, depth - 1)
+
+
+_SHADOW_CONFIG = "[core]\n\trepositoryformatversion = {version}\n\tbare = true\n{extensions}"
+
+
+class _Shadow:
+    """The git directory every command of one `Repo` runs against.
+
+    Only what addresses objects is borrowed from the repository: HEAD (copied),
+    refs, packed-refs and the shallow list (symbolic links, only ever read).
+    Its config is ours, so no extension, remote, hook or protocol setting of
+    the repository reaches git. Removed with the object (or at exit).
+    """
+
+    def __init__(self, git_dir: Path, common_dir: Path, object_format: str) -> None:
+        head = _small_file(git_dir / "HEAD", _HEAD_BYTES, "HEAD") or b"ref: refs/heads/main\n"
+        borrowed = [name for name in ("refs", "packed-refs", "shallow") if os.path.lexists(common_dir / name)]
+        for name in borrowed:
+            _check_borrowed(common_dir / name, directory=name == "refs")
+        _check_alternates(common_dir / "objects", _ALTERNATE_DEPTH)
+        self._tmp = tempfile.TemporaryDirectory(prefix="reviewer-gitdir-")
+        root = Path(self._tmp.name)
+        (root / "HEAD").write_bytes(head)
+        for name in borrowed:
+            (root / name).symlink_to(common_dir / name)
+        if not (root / "refs").is_dir():
+            (root / "refs").mkdir()
+        (root / "objects" / "info").mkdir(parents=True)
+        (root / "objects" / "pack").mkdir()
+        sha256 = object_format == "sha256"
+        (root / "config").write_text(_SHADOW_CONFIG.format(
+            version=1 if sha256 else 0,
+            extensions="[extensions]\n\tobjectFormat = sha256\n" if sha256 else "",
+        ))
+        self.root = root
+        self.objects = root / "objects"
+        self.alternate = common_dir / "objects"
+
+    def close(self) -> None:
+        self._tmp.cleanup()
+
+
 class Repo:
-    """A repository opened for reading, addressed by its git directory only."""
+    """A repository opened for reading, addressed through its shadow git directory only."""
 
-    def __init__(self, git_dir: Path, display: str, scratch_objects: Path | None = None) -> None:
+    def __init__(self, git_dir: Path, display: str, common_dir: Path | None = None, object_format: str = "sha1") -> None:
         self.git_dir = git_dir
+        self.common_dir = common_dir or git_dir
         self.display = display
-        self.scratch_objects = scratch_objects
+        self._shadow = _Shadow(git_dir, self.common_dir, object_format)
 
-    def isolated(self, scratch: Path) -> "Repo":
-        """This repository with every object write redirected under `scratch`."""
-        objects = scratch / "objects"
-        (objects / "info").mkdir(parents=True, exist_ok=True)
-        (objects / "pack").mkdir(exist_ok=True)
-        return Repo(self.git_dir, self.display, objects)
+    @property
+    def is_shallow(self) -> bool:
+        return (self.common_dir / "shallow").exists()
+
+    def close(self) -> None:
+        self._shadow.close()
+
+    def command(self, *args: str, index_file: Path | None = None) -> tuple[list[str], dict[str, str], Path]:
+        """argv, environment and working directory of one git command."""
+        shadow = self._shadow
+        cmd = ["git", f"--git-dir={shadow.root}"]
+        for item in _SAFE_CONFIG:
+            cmd += ["-c", item]
+        return cmd + list(args), _base_env(index_file, shadow.objects, shadow.alternate), shadow.root
 
     def run(
         self,
@@ -168,17 +282,15 @@ class Repo:
         index_file: Path | None = None,
         check: bool = True,
     ) -> GitResult:
-        cmd = ["git", f"--git-dir={self.git_dir}"]
-        for item in _SAFE_CONFIG:
-            cmd += ["-c", item]
-        cmd += list(args)
-        proc = subprocess.run(
-            cmd,
-            input=stdin if stdin is not None else b"",
-            capture_output=True,
-            env=_base_env(index_file, self.git_dir, self.scratch_objects),
-            cwd=self.git_dir,
-        )
+        cmd, env, cwd = self.command(*args, index_file=index_file)
+        try:
+            proc = subprocess.run(cmd, input=stdin if stdin is not None else b"", capture_output=True, env=env,
+                                  cwd=cwd, timeout=GIT_SECONDS)
+        except subprocess.TimeoutExpired:
+            raise GitError(
+                f"git {args[0]} did not finish within {GIT_SECONDS} s in {self.display} "
+                "(is a ref a FIFO or a device?)"
+            ) from None
         result = GitResult(proc.returncode, proc.stdout, proc.stderr)
         if check and proc.returncode != 0:
             raise GitError(f"git {args[0]} failed: {result.last_error_line}")
@@ -267,17 +379,28 @@ def open_repo(path: str) -> Repo:
     if not target.is_dir():
         raise ReviewerError(f"--repo {path}: not a directory")
     # Locate the git directory of exactly this directory (a checkout's top
-    # level or a bare repository), never a parent's.
-    env = _base_env(None)
-    proc = subprocess.run(
-        ["git", "-c", "safe.directory=*", "rev-parse", "--absolute-git-dir", "--show-cdup", "--is-bare-repository"],
-        cwd=target, capture_output=True, env=env,
-    )
-    fields = proc.stdout.decode("utf-8", "surrogateescape").splitlines()
-    if proc.returncode != 0 or not fields:
+    # level, a linked worktree or a bare repository), never a parent's. This
+    # one command reads the repository's config; it reads no object, so no
+    # promisor remote is ever asked for one.
+    cmd = ["git"]
+    for item in _SAFE_CONFIG:
+        cmd += ["-c", item]
+    try:
+        proc = subprocess.run(
+            cmd + ["rev-parse", "--path-format=absolute", "--absolute-git-dir", "--git-common-dir",
+                   "--show-object-format", "--is-bare-repository", "--show-cdup"],
+            cwd=target, capture_output=True, env=_base_env(None), timeout=OPEN_SECONDS,
+        )
+    except subprocess.TimeoutExpired:
+        raise ReviewerError(
+            f"--repo {path}: git did not open it within {OPEN_SECONDS} s (is its config, or a file it includes, "
+            "a FIFO or a device?)"
+        ) from None
+    fields = proc.stdout.decode("utf-8", "surrogateescape").split("\n")
+    if proc.returncode != 0 or len(fields) < 4:
         raise ReviewerError(f"--repo {path}: not a git repository")
-    bare = fields[-1] == "true"
-    cdup = "" if bare else (fields[1] if len(fields) == 3 else "")
+    git_dir, common_dir, object_format, bare = fields[:4]
+    cdup = "" if bare == "true" else (fields[4] if len(fields) > 4 else "")
     if cdup:
         raise ReviewerError(f"--repo {path}: is inside a repository, not its top level (try --repo {target.resolve() / cdup})")
-    return Repo(Path(fields[0]).resolve(), str(path))
+    return Repo(Path(git_dir).resolve(), str(path), Path(common_dir).resolve(), object_format)

@@ -6,12 +6,14 @@ act on. A failed check forces DO-NOT-MERGE but never stops the report.
 
 from __future__ import annotations
 
+import re
 import tempfile
 import unicodedata
 from dataclasses import dataclass, field, replace
 from typing import Mapping
 from pathlib import Path, PurePosixPath
 
+from reviewer.display import BIDI_CONTROLS, printable
 from reviewer.errors import ReviewerError
 from reviewer.gitio import RawChange, Repo, is_full_sha
 from reviewer.limits import Limits, check_patch, limits_check
@@ -22,7 +24,18 @@ from reviewer.patchfile import HeaderInfo, NumstatEntry, PatchFile, numstat, sha
 @dataclass(frozen=True)
 class Artifact:
     path: str
-    sha256: str
+    sha256: str  # what the caller expects
+    # Read once, before the review: the identity of a stored review and the
+    # gate's check use the same digest, so a file changed in between cannot
+    # pass under one and be remembered under the other.
+    actual: str | None = None
+    unreadable: str | None = None
+
+    def hashed(self) -> "Artifact":
+        try:
+            return replace(self, actual=sha256_file(self.path))
+        except OSError as exc:
+            return replace(self, unreadable=exc.strerror or str(exc))
 
 
 @dataclass(frozen=True)
@@ -106,10 +119,11 @@ def check_artifacts(artifacts: tuple[Artifact, ...]) -> list[Check]:
         return [Check("integrity/artifact-sha256", CheckStatus.SKIP, "no --artifact given")]
     checks = []
     for art in artifacts:
-        try:
-            actual = sha256_file(art.path)
-        except OSError as exc:
-            checks.append(Check("integrity/artifact-sha256", CheckStatus.FAIL, f"{art.path}: cannot read ({exc.strerror})"))
+        if art.actual is None:
+            art = art.hashed()
+        actual = art.actual
+        if actual is None:
+            checks.append(Check("integrity/artifact-sha256", CheckStatus.FAIL, f"{art.path}: cannot read ({art.unreadable})"))
             continue
         if actual == art.sha256:
             checks.append(Check("integrity/artifact-sha256", CheckStatus.PASS, f"{art.path}: sha256 {actual} matches"))
@@ -120,6 +134,18 @@ def check_artifacts(artifacts: tuple[Artifact, ...]) -> list[Check]:
     return checks
 
 
+def printable_path(path: str) -> str:
+    """`path` as a reader may safely see it (see reviewer.display)."""
+    return printable(path)
+
+
+# Code points HFS+ ignores when it compares names (git's `is_hfs_dotgit`):
+# on a Mac, `.g\u200cit` is `.git`.
+_HFS_IGNORED = frozenset(
+    "\u200c\u200d\u200e\u200f\u202a\u202b\u202c\u202d\u202e"
+    "\u206a\u206b\u206c\u206d\u206e\u206f\ufeff"
+)
+_NTFS_SHORT_GIT = re.compile(r"git~[0-9]+")
 _WINDOWS_DEVICES = {"con", "prn", "aux", "nul"} | {f"com{i}" for i in range(1, 10)} | {f"lpt{i}" for i in range(1, 10)}
 
 
@@ -127,19 +153,25 @@ def path_problem(path: str) -> str | None:
     """Why a path must not be written, or None when it is safe."""
     if not path:
         return "empty path"
-    if any(ch in path for ch in ("\0", "\n", "\r")):
+    if any("\udc80" <= ch <= "\udcff" for ch in path):
+        return "not valid UTF-8"
+    if any(unicodedata.category(ch) == "Cc" for ch in path):
         return "control character in path"
+    if any(ch in BIDI_CONTROLS for ch in path):
+        return "bidirectional control character in path"
     if path.startswith("/") or PurePosixPath(path).is_absolute() or (len(path) > 1 and path[1] == ":"):
         return "absolute path"
     if "\\" in path:
         return "backslash in path"
     for part in path.split("/"):
-        folded = unicodedata.normalize("NFC", part).casefold().rstrip(". ")
+        # As case-insensitive (Windows, macOS) and HFS+ file systems see it.
+        visible = "".join(ch for ch in part if ch not in _HFS_IGNORED)
+        folded = unicodedata.normalize("NFC", visible).casefold().rstrip(". ")
         if part in ("", "."):
             return "empty or '.' path component"
         if part == "..":
             return "'..' path component"
-        if folded in (".git", "git~1") or folded.startswith(".git "):
+        if folded == ".git" or folded.startswith((".git ", ".git:")) or _NTFS_SHORT_GIT.fullmatch(folded):
             return "path inside .git/"
         if folded.split(".")[0] in _WINDOWS_DEVICES:
             return "device name as path component"
@@ -157,19 +189,24 @@ def check_paths(entries: tuple[NumstatEntry, ...], headers: list[HeaderInfo], mo
                 continue
             why = path_problem(path)
             if why:
-                problems.append(f"{path!r}: {why}")
+                problems.append(f"'{printable_path(path)}': {why}")
         mode = modes.get(entry.path) or header.new_mode
         if mode == "120000" and not inputs.allow_symlinks:
-            problems.append(f"{entry.path!r}: creates a symbolic link")
+            problems.append(f"'{printable_path(entry.path)}': creates a symbolic link")
         if mode == "160000" and not inputs.allow_gitlinks:
-            problems.append(f"{entry.path!r}: creates a gitlink (submodule)")
+            problems.append(f"'{printable_path(entry.path)}': creates a gitlink (submodule)")
     if problems:
         return Check("integrity/paths", CheckStatus.FAIL, "; ".join(sorted(set(problems))))
     return Check("integrity/paths", CheckStatus.PASS, f"{len(entries)} paths, all safe")
 
 
+def changed_paths(entries: tuple[NumstatEntry, ...]) -> int:
+    """Files the patch changes: a file touched by two sections is one file."""
+    return len({e.path for e in entries})
+
+
 def check_file_count(entries: tuple[NumstatEntry, ...], expected: int | None) -> Check:
-    n = len(entries)
+    n = changed_paths(entries)
     if expected is None:
         return Check("integrity/file-count", CheckStatus.SKIP, f"{n} changed files (no --expect-files given)")
     if n == expected:
@@ -187,11 +224,11 @@ def apply_to_temp_index(repo: Repo, base_tree: str, patch: PatchFile) -> tuple[s
     with tempfile.TemporaryDirectory(prefix="reviewer-index-") as tmp:
         index = Path(tmp) / "index"
         repo.run("read-tree", base_tree, index_file=index)
-        patch_path = str(patch.path.resolve())
-        checked = repo.run("apply", "--cached", "--check", "--allow-empty", patch_path, index_file=index, check=False)
+        # The bytes go on standard input: git reads exactly what was hashed.
+        checked = repo.run("apply", "--cached", "--check", "--allow-empty", stdin=patch.data, index_file=index, check=False)
         if checked.returncode != 0:
             return None, f"does not apply to the base: {checked.error_summary}"
-        repo.run("apply", "--cached", "--allow-empty", patch_path, index_file=index)
+        repo.run("apply", "--cached", "--allow-empty", stdin=patch.data, index_file=index)
         tree = repo.run("write-tree", index_file=index).stdout.decode().strip()
     return tree, "applies cleanly to the base (temporary index)"
 
@@ -210,7 +247,7 @@ def run_gate(
     checks.append(check_patch_sha(inputs.patch, inputs.patch_sha256))
     checks.extend(check_artifacts(inputs.artifacts))
 
-    over = check_patch(limits, inputs.patch.byte_size, 0)
+    over = check_patch(limits, inputs.patch.size, 0)
     if over or inputs.patch.oversized:
         why = "not attempted: the patch is over the limits"
         checks += [Check(f"integrity/{name}", CheckStatus.SKIP, why) for name in ("clean-apply", "file-count", "paths")]
@@ -219,7 +256,7 @@ def run_gate(
 
     entries_or_error = numstat(repo, inputs.patch)
     if not isinstance(entries_or_error, str):
-        too_many = check_patch(limits, inputs.patch.byte_size, len(entries_or_error))
+        too_many = check_patch(limits, inputs.patch.size, changed_paths(entries_or_error))
         if too_many:
             why = "not attempted: the patch is over the limits"
             checks.append(Check("integrity/clean-apply", CheckStatus.SKIP, why))

@@ -6,6 +6,7 @@ Set them under [limits] in reviewer.toml (base commit) or --config.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, fields
 from typing import Any, Mapping
 
@@ -17,6 +18,29 @@ from reviewer.model import Check, CheckStatus
 # violation, so going over a limit there fails the review instead.
 ANALYSED_SUFFIXES = (".ts", ".tsx", ".mts", ".cts")
 
+# TOML's own integer range: anything larger is a typo, not a bound.
+INT_MAX = 2**63 - 1
+# Time budgets arm setitimer, which overflows a platform time_t well below
+# 1e10 s; a day is already far beyond any real review.
+MAX_SECONDS = 86_400.0
+
+
+def shown(value: Any, width: int = 60) -> str:
+    """A configured value as an error message quotes it: repr, one line, cut short."""
+    text = repr(value)
+    return text if len(text) <= width else text[: width - 3] + "..."
+
+
+def is_integer(value: Any) -> bool:
+    # TOML booleans are Python ints; `max_files = true` is a mistake, not 1.
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def is_finite_number(value: Any) -> bool:
+    if is_integer(value):
+        return abs(value) <= INT_MAX
+    return isinstance(value, float) and math.isfinite(value)
+
 
 @dataclass(frozen=True)
 class Limits:
@@ -25,6 +49,9 @@ class Limits:
     max_file_bytes: int = 4 * 1024 * 1024
     max_line_length: int = 100_000
     rule_seconds: float = 60.0
+    # The whole review (reading the patch, the gate, reconstruction, every
+    # family, suppressions): nothing that reads patch text runs unbounded.
+    review_seconds: float = 900.0
 
     @classmethod
     def from_table(cls, table: Mapping[str, Any], source: str) -> "Limits":
@@ -33,10 +60,24 @@ class Limits:
         for key, value in table.items():
             if key not in known:
                 raise ReviewerError(f"{source}: [limits] has no option {key!r} (known: {', '.join(sorted(known))})")
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
-                raise ReviewerError(f"{source}: [limits] {key} must be a positive number, got {value!r}")
-            values[key] = type(getattr(cls, key))(value)
+            values[key] = _limit(key, getattr(cls, key), value, source)
         return cls(**values)
+
+
+def _limit(key: str, default: int | float, value: Any, source: str) -> int | float:
+    """`value` for the limit `key`, or a one-line error: a NaN, infinite, zero or
+    fractional bound would silently turn its check off (every comparison with
+    NaN is false) or crash whatever consumes it."""
+    if isinstance(default, int):
+        if is_integer(value) and 0 < value <= INT_MAX:
+            return value
+        raise ReviewerError(f"{source}: [limits] {key} must be a positive integer, got {shown(value)}")
+    # The float limits are time budgets in seconds.
+    if is_finite_number(value) and 0 < value <= MAX_SECONDS:
+        return float(value)
+    raise ReviewerError(
+        f"{source}: [limits] {key} must be a positive number of seconds, at most {MAX_SECONDS:g}, got {shown(value)}"
+    )
 
 
 def check_patch(limits: Limits, patch_bytes: int, files: int) -> list[str]:
@@ -58,24 +99,45 @@ def _longest_line(data: bytes) -> int:
         start = end + 1
 
 
-def oversized(limits: Limits, changeset: ChangeSet) -> tuple[list[str], list[str]]:
-    """(problems in analysed files, notes on other files) for per-file limits."""
+def file_limits(limits: Limits, changeset: ChangeSet) -> tuple[list[str], list[str]]:
+    """(problems in analysed files, notes on other files) for per-file limits.
+
+    A TypeScript file the model cannot read as UTF-8 text (a NUL byte, an
+    invalid sequence) is a problem like an oversized one: skipping it would
+    turn every family blind to it, and JavaScript allows any byte in a comment.
+    """
     problems: list[str] = []
     notes: list[str] = []
     for f in changeset.files:
         data = f.patched_bytes if f.patched_bytes is not None else f.base_bytes
-        if data is None or f.binary:
+        if data is None:
             continue
-        why = None
-        if len(data) > limits.max_file_bytes:
+        analysed = f.path.endswith(ANALYSED_SUFFIXES) and f.new_mode != "120000"
+        why = _unreadable(f.path, f.patched_bytes) if analysed else None
+        if why is None and f.binary:
+            continue
+        if why is None and len(data) > limits.max_file_bytes:
             why = f"{f.path}: {len(data):,} bytes, over max_file_bytes {limits.max_file_bytes:,}"
-        else:
+        elif why is None:
             longest = _longest_line(data)
             if longest > limits.max_line_length:
                 why = f"{f.path}: a line of {longest:,} characters, over max_line_length {limits.max_line_length:,}"
         if why:
-            (problems if f.path.endswith(ANALYSED_SUFFIXES) else notes).append(why)
+            (problems if analysed else notes).append(why)
     return problems, notes
+
+
+def _unreadable(path: str, data: bytes | None) -> str | None:
+    if data is None:
+        return None
+    nul = data.find(b"\0")
+    if nul != -1:
+        return f"{path}: a NUL byte at offset {nul:,}; the rules cannot read it as TypeScript"
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return f"{path}: not valid UTF-8 at byte {exc.start:,}; the rules cannot read it as TypeScript"
+    return None
 
 
 def limits_check(problems: list[str]) -> Check:

@@ -1,78 +1,104 @@
-"""Reading the patch file: bytes, hash, and the per-file sections git will apply.
+"""Reading the patch file: its bytes (read once), hash, and what git says it names.
 
 Paths come from git itself (`git apply --numstat -z`), which is what git will
 write; this module only adds what numstat leaves out (the source of a rename
-or copy) and the hunks, so the two can never disagree about which files change.
+or copy, a new mode). What changed inside each file is never read from the
+patch: reconstruction compares the blobs git produced (see `reviewer.linediff`).
 """
 
 from __future__ import annotations
 
 import hashlib
 import re
+import sys
 from dataclasses import dataclass
-from pathlib import Path
+from typing import BinaryIO, Iterator
 
-from unidiff import PatchSet
-from unidiff.errors import UnidiffParseError
-
-from reviewer.changeset import Hunk
+from reviewer.display import printable
 from reviewer.errors import ReviewerError
 from reviewer.gitio import Repo
 
 _DIFF_HEADER = re.compile(rb"^diff --git ", re.M)
 _HUNK_HEADER = re.compile(rb"^@@ -\d+(?:,\d+)? \+\d+(?:,\d+)? @@", re.M)
+_CHUNK = 1 << 20
+STDIN = "-"
 
 
 @dataclass(frozen=True)
 class PatchFile:
-    path: Path
+    """The patch as read, once: what is hashed is exactly what is reviewed.
+
+    `data` is empty when the patch is over the size limit: it was hashed while
+    it streamed past, never held.
+    """
+
+    name: str
     data: bytes
-    # Size and hash of the file on disk; `data` is left empty when the file
-    # is over the size limit, so a huge patch is hashed but never loaded.
-    size: int = -1
-    digest: str = ""
-
-    @property
-    def sha256(self) -> str:
-        return self.digest or hashlib.sha256(self.data).hexdigest()
-
-    @property
-    def byte_size(self) -> int:
-        return self.size if self.size >= 0 else len(self.data)
+    size: int
+    sha256: str
 
     @property
     def oversized(self) -> bool:
-        return self.byte_size > len(self.data)
+        return self.size > len(self.data)
 
-    @property
-    def name(self) -> str:
-        return self.path.name
+    @classmethod
+    def of(cls, name: str, data: bytes) -> "PatchFile":
+        return cls(name, data, len(data), hashlib.sha256(data).hexdigest())
+
+
+def display_name(path: str) -> str:
+    if path == STDIN:
+        return "stdin"
+    return printable(path.rstrip("/").rsplit("/", 1)[-1] or path)
 
 
 def read_patch(path: str, max_bytes: int | None = None) -> PatchFile:
-    p = Path(path)
-    if not p.exists():
-        raise ReviewerError(f"--patch {path}: no such file")
-    if p.is_dir():
-        raise ReviewerError(f"--patch {path}: is a directory, not a patch file")
+    """Read `path` (a file, FIFO, /dev/fd/N or `-` for standard input) exactly once.
+
+    Memory stays within `max_bytes` plus one chunk whatever the input's size:
+    past the limit the bytes are only hashed.
+    """
+    where = "standard input" if path == STDIN else path
     try:
-        size = p.stat().st_size
-        if max_bytes is not None and size > max_bytes:
-            return PatchFile(p, b"", size, sha256_file(path))
-        data = p.read_bytes()
+        if path == STDIN:
+            data, size, digest = _stream(sys.stdin.buffer, max_bytes)
+        else:
+            with open(path, "rb") as fh:
+                data, size, digest = _stream(fh, max_bytes)
+    except FileNotFoundError:
+        raise ReviewerError(f"--patch {path}: no such file") from None
+    except IsADirectoryError:
+        raise ReviewerError(f"--patch {path}: is a directory, not a patch file") from None
     except OSError as exc:
-        raise ReviewerError(f"--patch {path}: cannot read ({exc.strerror})") from None
+        raise ReviewerError(f"--patch {where}: cannot read ({exc.strerror})") from None
+    patch = PatchFile(display_name(path), data, size, digest)
+    if patch.oversized:
+        return patch
     if not data.strip():
-        raise ReviewerError(f"--patch {path}: the patch is empty")
+        raise ReviewerError(f"--patch {where}: the patch is empty")
     if not (_DIFF_HEADER.search(data) or (b"\n+++ " in data and b"--- " in data) or _HUNK_HEADER.search(data)):
-        raise ReviewerError(f"--patch {path}: not a diff (no 'diff --git', '---'/'+++' or '@@' header found)")
-    return PatchFile(p, data)
+        raise ReviewerError(f"--patch {where}: not a diff (no 'diff --git', '---'/'+++' or '@@' header found)")
+    return patch
+
+
+def _stream(fh: BinaryIO, max_bytes: int | None) -> tuple[bytes, int, str]:
+    digest = hashlib.sha256()
+    kept: list[bytes] | None = []
+    size = 0
+    while chunk := fh.read(_CHUNK):
+        digest.update(chunk)
+        size += len(chunk)
+        if kept is not None:
+            kept.append(chunk)
+            if max_bytes is not None and size > max_bytes:
+                kept = None  # over the limit: hash the rest, keep none of it
+    return (b"".join(kept) if kept is not None else b""), size, digest.hexdigest()
 
 
 def sha256_file(path: str) -> str:
     digest = hashlib.sha256()
     with open(path, "rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 20), b""):
+        for chunk in iter(lambda: fh.read(_CHUNK), b""):
             digest.update(chunk)
     return digest.hexdigest()
 
@@ -86,7 +112,7 @@ class NumstatEntry:
 
 def numstat(repo: Repo, patch: PatchFile) -> tuple[NumstatEntry, ...] | str:
     """Per-file entries in patch order, or git's reason for refusing the patch."""
-    res = repo.run("apply", "--numstat", "-z", "--allow-empty", str(patch.path.resolve()), check=False)
+    res = repo.run("apply", "--numstat", "-z", "--allow-empty", stdin=patch.data, check=False)
     if res.returncode != 0:
         return res.last_error_line
     entries: list[NumstatEntry] = []
@@ -107,45 +133,62 @@ def numstat(repo: Repo, patch: PatchFile) -> tuple[NumstatEntry, ...] | str:
     return tuple(entries)
 
 
-_C_ESCAPES = {ord("a"): 7, ord("b"): 8, ord("t"): 9, ord("n"): 10, ord("v"): 11, ord("f"): 12, ord("r"): 13}
+_C_ESCAPES = {ord("a"): 7, ord("b"): 8, ord("t"): 9, ord("n"): 10, ord("v"): 11, ord("f"): 12, ord("r"): 13,
+              ord("\\"): 0x5C, ord('"'): 0x22}
+_OCTAL = b"01234567"
 
 
-def unquote_git_path(raw: bytes) -> str:
-    """Undo git's C-style quoting of unusual path names."""
+def unquote_git_path(raw: bytes) -> str | None:
+    """Undo git's C-style quoting of unusual path names; None when the quoting is
+    malformed (git refuses such a header too, so the patch will not apply)."""
     raw = raw.rstrip(b"\r")
-    if not (len(raw) >= 2 and raw.startswith(b'"') and raw.endswith(b'"')):
+    if not raw.startswith(b'"'):
         return raw.decode("utf-8", "surrogateescape")
+    if len(raw) < 2 or not raw.endswith(b'"'):
+        return None
     body, out, i = raw[1:-1], bytearray(), 0
     while i < len(body):
         ch = body[i]
-        if ch == 0x5C and i + 1 < len(body):  # backslash
-            nxt = body[i + 1]
-            if 0x30 <= nxt <= 0x37 and i + 3 < len(body) + 1:
-                out.append(int(body[i + 1 : i + 4], 8) & 0xFF)
-                i += 4
-                continue
-            out.append(_C_ESCAPES.get(nxt, nxt))
-            i += 2
+        if ch != 0x5C:
+            out.append(ch)
+            i += 1
             continue
-        out.append(ch)
-        i += 1
+        escape = body[i + 1 : i + 4]
+        if escape[:1] and escape[0] in _C_ESCAPES:
+            out.append(_C_ESCAPES[escape[0]])
+            i += 2
+        elif len(escape) == 3 and all(b in _OCTAL for b in escape) and escape[0] <= ord("3"):
+            out.append(int(escape, 8))
+            i += 4
+        else:
+            return None
     return bytes(out).decode("utf-8", "surrogateescape")
 
 
 @dataclass(frozen=True)
 class HeaderInfo:
+    """What one section's extended header claims. A claim only: git may not
+    even read these lines as a header (it stops at the first line it does not
+    know), so reconstruction checks every claim against the trees git wrote."""
+
     source: str | None  # `rename from` / `copy from`
     copied: bool
     new_mode: str | None = None  # from `new file mode` / `new mode` / the `index` line
+    target: str | None = None  # `rename to` / `copy to`: the path the source claim is about
 
 
 def section_headers(patch: PatchFile) -> list[HeaderInfo]:
-    """Rename/copy sources of each `diff --git` section, in patch order."""
+    """Rename/copy sources and new modes of each `diff --git` section, in patch order.
+
+    Only each section's extended header is read, line by line, so the cost is
+    the number of headers, never the size of the hunks.
+    """
     infos: list[HeaderInfo] = []
-    for section in _DIFF_HEADER.split(patch.data)[1:]:
-        source, copied, mode = None, False, None
-        for line in section.split(b"\n"):
-            if line.startswith((b"@@", b"--- ", b"GIT binary patch", b"Binary files ")):
+    data = patch.data
+    for match in _DIFF_HEADER.finditer(data):
+        source, copied, mode, target = None, False, None, None
+        for line in _header_lines(data, match.end()):
+            if line.startswith((b"@@", b"--- ", b"GIT binary patch", b"Binary files ", b"diff --git ")):
                 break
             if line.startswith((b"new file mode ", b"new mode ")):
                 mode = line.rsplit(b" ", 1)[1].strip().decode("ascii", "replace")
@@ -155,62 +198,16 @@ def section_headers(patch: PatchFile) -> list[HeaderInfo]:
                 source = unquote_git_path(line[len(b"rename from ") :])
             elif line.startswith(b"copy from "):
                 source, copied = unquote_git_path(line[len(b"copy from ") :]), True
-        infos.append(HeaderInfo(source, copied, mode))
+            elif line.startswith((b"rename to ", b"copy to ")):
+                target = unquote_git_path(line.split(b" ", 2)[2])
+        infos.append(HeaderInfo(source, copied, mode, target if source else None))
     return infos
 
 
-def hunks_by_section(patch: PatchFile) -> list[tuple[Hunk, ...]] | None:
-    """Hunks of each file section in patch order, or None when unidiff cannot read it."""
-    try:
-        parsed = PatchSet(patch.data.decode("utf-8", "surrogateescape"))
-    except (UnidiffParseError, ValueError, IndexError):
-        return None
-    result: list[tuple[Hunk, ...]] = []
-    for patched in parsed:
-        hunks = []
-        for h in patched:
-            added = tuple(line.target_line_no for line in h if line.is_added and line.target_line_no)
-            removed = tuple(line.source_line_no for line in h if line.is_removed and line.source_line_no)
-            hunks.append(Hunk(h.source_start, h.source_length, h.target_start, h.target_length, added, removed,
-                              _deletion_points(h)))
-        result.append(tuple(hunks))
-    return result
-
-
-def _deletion_points(hunk) -> tuple[int, ...]:
-    """Patched line before each run of purely removed lines (see Hunk.deleted_after).
-
-    A run that added lines replace is a modification: the added lines already
-    mark it, so it adds no point of its own.
-    """
-    lines = list(hunk)
-    points: list[int] = []
-    last_target = hunk.target_start - 1 if hunk.target_length else hunk.target_start
-    i = 0
-    while i < len(lines):
-        if not lines[i].is_removed:
-            if lines[i].target_line_no:
-                last_target = lines[i].target_line_no
-            i += 1
-            continue
-        start = i
-        while i < len(lines) and lines[i].is_removed:
-            i += 1
-        replaced = (i < len(lines) and lines[i].is_added) or (start > 0 and lines[start - 1].is_added)
-        if not replaced:
-            points.append(last_target)
-    return tuple(points)
-
-
-def hunks_from_git(repo: Repo, old_blob: str | None, new_blob: str | None) -> tuple[Hunk, ...]:
-    """Git's own hunks between two blobs (fallback when the patch text is unusual)."""
-    empty = repo.run("hash-object", "-t", "blob", "--stdin", stdin=b"").stdout.decode().strip()
-    res = repo.run(
-        "diff", "--no-color", "--no-ext-diff", "--no-textconv", "-U0", "--text",
-        old_blob or empty, new_blob or empty,
-    )
-    text = res.stdout
-    if not text.strip():
-        return ()
-    sections = hunks_by_section(PatchFile(Path("git-diff"), text))
-    return sections[0] if sections else ()
+def _header_lines(data: bytes, start: int) -> Iterator[bytes]:
+    """Lines of `data` from the one after `start`'s, lazily."""
+    pos = data.find(b"\n", start)
+    while pos != -1:
+        end = data.find(b"\n", pos + 1)
+        yield data[pos + 1 : end if end != -1 else len(data)]
+        pos = end

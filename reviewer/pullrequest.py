@@ -15,7 +15,7 @@ from reviewer.model import PullRequest
 
 
 def _shallow_hint(repo: Repo) -> str:
-    if (repo.git_dir / "shallow").exists():
+    if repo.is_shallow:
         return (
             "; this is a shallow clone, so history may be missing: fetch full history "
             "(git fetch --unshallow, or actions/checkout with fetch-depth: 0)"
@@ -35,6 +35,13 @@ def resolve_commit(repo: Repo, ref: str, flag: str) -> str:
 def pull_request_patch(repo_path: str, base_ref: str, head_ref: str, tmp: Path) -> tuple[PullRequest, Path | None]:
     """Resolve the PR and write its patch under `tmp`; None when there is nothing to review."""
     repo = open_repo(repo_path)
+    try:
+        return _pull_request_patch(repo, base_ref, head_ref, tmp)
+    finally:
+        repo.close()
+
+
+def _pull_request_patch(repo: Repo, base_ref: str, head_ref: str, tmp: Path) -> tuple[PullRequest, Path | None]:
     base = resolve_commit(repo, base_ref, "--base")
     head = resolve_commit(repo, head_ref, "--head")
     mb = repo.run("merge-base", base, head, check=False)
@@ -44,10 +51,16 @@ def pull_request_patch(repo_path: str, base_ref: str, head_ref: str, tmp: Path) 
         )
     merge_base = mb.stdout.decode().split()[0]
     pr = PullRequest(base_ref=base_ref, head_ref=head_ref, base=base, head=head, merge_base=merge_base)
-    diff = repo.run(
+    res = repo.run(
         "diff", "--binary", "--full-index", "--no-color", "--no-ext-diff", "--no-textconv", "-M",
-        merge_base, head,
-    ).stdout
+        merge_base, head, check=False,
+    )
+    if res.returncode != 0:
+        raise ReviewerError(
+            f"cannot diff {merge_base[:12]}..{head[:12]}: {res.last_error_line} (objects are missing from "
+            f"{repo.display}; the reviewer never fetches: fetch them, e.g. git fetch --refetch){_shallow_hint(repo)}"
+        )
+    diff = res.stdout
     if not diff.strip():
         return pr, None
     patch = tmp / f"pr-{head[:12]}.patch"

@@ -2,20 +2,31 @@
 
 from __future__ import annotations
 
-import tempfile
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Mapping
+from typing import TYPE_CHECKING, Any, Iterator, Mapping
 
 from reviewer import RULESET_VERSION, __version__
+from reviewer.budget import time_budget
 from reviewer.changeset import ChangeSet
 from reviewer.config import CONFIG_PATH, Config, build_config, defaults, load_config_file, parse_toml
 from reviewer.errors import ReviewerError
-from reviewer.limits import limits_check, oversized
+from reviewer.limits import file_limits, limits_check
 from reviewer.context import TreeView
+from reviewer.display import code_line
 from reviewer.engine import run_families
 from reviewer.gitio import BlobReader, Repo, open_repo
-from reviewer.integrity import GateResult, Inputs, check_base, parse_artifact, parse_sha256, require_full_sha, run_gate
+from reviewer.integrity import (
+    GateResult,
+    Inputs,
+    check_base,
+    parse_artifact,
+    parse_sha256,
+    printable_path,
+    require_full_sha,
+    run_gate,
+)
 from reviewer.model import (
     Check,
     CheckStatus,
@@ -31,8 +42,8 @@ from reviewer.model import (
     SuppressedFinding,
     decide_verdict,
 )
-from reviewer.patchfile import PatchFile, read_patch, section_headers
-from reviewer.reconstruct import build_changeset
+from reviewer.patchfile import STDIN, PatchFile, read_patch, section_headers
+from reviewer.reconstruct import build_changeset, unique_entries
 from reviewer.registry import Family, discover
 from reviewer.suppress import Scope, apply_suppressions, in_scope
 
@@ -40,6 +51,7 @@ if TYPE_CHECKING:
     from reviewer.cache import OutcomeCache
 
 EXCERPT_MAX_LINES = 12
+EMPTY = PatchFile.of("empty.patch", b"")
 
 
 @dataclass(frozen=True)
@@ -58,14 +70,25 @@ class Request:
     allow_symlinks: bool = False
     allow_gitlinks: bool = False
     cache_dir: str | None = None  # optional family-outcome cache (reviewer.cache); never changes the report
+    # Where reviewer.toml is read when it is not the base: a pull request is
+    # judged by its target branch's rules, never by a merge base its author
+    # chose (which may predate a tightened configuration).
+    config_commit: str | None = None
 
 
 @dataclass(frozen=True)
 class Prepared:
-    """Validated inputs: anything wrong here is exit 2, before any report."""
+    """Validated inputs, each read exactly once: anything wrong here is exit 2, before any report.
+
+    The patch bytes and artifact digests here are what the review checks,
+    what a stored review is keyed on, and what git is given.
+    """
 
     repo: Repo
     inputs: Inputs
+    config: Config
+    families: tuple[Family, ...]
+    base_check: tuple[Check, str | None]
 
 
 @dataclass(frozen=True)
@@ -75,24 +98,62 @@ class Outcome:
     gate: GateResult
 
 
-def prepare(req: Request) -> Prepared:
-    repo = open_repo(req.repo)
-    base = require_full_sha(repo, req.base)
-    expected = parse_sha256(req.patch_sha256, "--patch-sha256") if req.patch_sha256 else None
+class ReviewOverrun(BaseException):
+    """The whole review ran out of time. A BaseException, so no rule wrapper
+    catching `Exception` can turn it into a partial (and so too lenient) result."""
+
+
+def _validate(req: Request) -> None:
     if req.expect_files is not None and req.expect_files < 0:
         raise ReviewerError(f"--expect-files must be 0 or more, not {req.expect_files}")
-    artifacts = tuple(parse_artifact(a) for a in req.artifacts)
     if req.scope not in {s.value for s in Scope}:
         raise ReviewerError(f"--scope {req.scope!r}: choose changed, file or all")
-    if not Path(req.patch).exists():
-        read_patch(req.patch)  # raises the precise message
-    return Prepared(repo, Inputs(repo, base, PatchFile(Path(req.patch), b""), expected, artifacts, req.expect_files,
-                                 req.allow_symlinks, req.allow_gitlinks))
+
+
+@contextmanager
+def prepared(req: Request, families: tuple[Family, ...] | None = None) -> Iterator[Prepared]:
+    """Open the repository, load the base's configuration, read the patch once.
+
+    The body runs inside the whole review's time budget (`limits.review_seconds`),
+    which starts before the patch is read: a patch that never ends (a FIFO,
+    standard input) is bounded too.
+    """
+    repo = open_repo(req.repo)
+    try:
+        base = require_full_sha(repo, req.base)
+        expected = parse_sha256(req.patch_sha256, "--patch-sha256") if req.patch_sha256 else None
+        _validate(req)
+        artifacts = tuple(parse_artifact(a) for a in req.artifacts)
+        if req.patch != STDIN and not Path(req.patch).exists():
+            read_patch(req.patch)  # raises the precise message
+        families = discover() if families is None else families
+        base_check = check_base(repo, base)
+        # Configuration (and so the limits) comes from the base, before the patch is even read.
+        config = _load_config(req, repo, base_check[1], families)
+        seconds = config.limits.review_seconds
+        try:
+            with time_budget(seconds, ReviewOverrun):
+                patch = read_patch(req.patch, config.limits.max_patch_bytes)
+                inputs = Inputs(repo, base, patch, expected, tuple(a.hashed() for a in artifacts), req.expect_files,
+                                req.allow_symlinks, req.allow_gitlinks)
+                yield Prepared(repo, inputs, config, families, base_check)
+        except ReviewOverrun:
+            raise ReviewerError(
+                f"the review did not finish within limits.review_seconds ({seconds:g} s); no verdict "
+                "(raise [limits] review_seconds in reviewer.toml if this change is legitimately that large)"
+            ) from None
+    finally:
+        repo.close()
 
 
 def _load_config(req: Request, repo: Repo, base_tree: str | None, families: tuple[Family, ...]) -> Config:
     if req.config:
         config = load_config_file(req.config, families)
+    elif req.config_commit is not None:
+        tree = repo.tree_of(req.config_commit)
+        data = TreeView(repo, tree).read(CONFIG_PATH)
+        source = f"{CONFIG_PATH} at {req.config_commit[:12]} (the pull request's target)"
+        config = build_config(parse_toml(data, source), families, source) if data is not None else defaults(families)
     elif base_tree is not None:
         data = TreeView(repo, base_tree).read(CONFIG_PATH)
         source = f"{CONFIG_PATH} at base"
@@ -102,16 +163,6 @@ def _load_config(req: Request, repo: Repo, base_tree: str | None, families: tupl
     if req.overrides:
         config = replace(config, overrides=dict(req.overrides))
     return config
-
-
-def identity_inputs(req: Request, families: tuple[Family, ...] | None = None) -> tuple[str, Config]:
-    """What a stored review is keyed on besides the request itself: the
-    repository and the effective configuration (read from the base)."""
-    prepared = prepare(req)
-    repo = prepared.repo
-    families = discover() if families is None else families
-    _, base_tree = check_base(repo, prepared.inputs.base)
-    return str(repo.git_dir), _load_config(req, repo, base_tree, families)
 
 
 def _check_findings(checks: tuple[Check, ...]) -> list[Finding]:
@@ -171,10 +222,12 @@ def _excerpt(changeset: ChangeSet | None, location: Location | None) -> tuple[tu
     text = f.patched_text if f.patched_bytes is not None else f.base_text
     if text is None:
         return ()
-    lines = text.splitlines()
+    # Numbered as git and tree-sitter number them: by "\n" alone (not by
+    # str.splitlines, which also breaks at form feeds and Unicode separators).
+    lines = text.split("\n")
     start = max(1, location.line)
     end = min(len(lines), location.end_line, start + EXCERPT_MAX_LINES - 1)
-    return tuple((n, lines[n - 1]) for n in range(start, end + 1))
+    return tuple((n, code_line(lines[n - 1])) for n in range(start, end + 1))
 
 
 def _not_checked(families: tuple[Family, ...], why: str) -> tuple[InvariantResult, ...]:
@@ -182,27 +235,22 @@ def _not_checked(families: tuple[Family, ...], why: str) -> tuple[InvariantResul
 
 
 def run(req: Request, families: tuple[Family, ...] | None = None, gate_only: bool = False) -> Outcome:
-    prepared = prepare(req)
-    with tempfile.TemporaryDirectory(prefix="reviewer-objects-") as scratch:
-        return _run(req, prepared, prepared.repo.isolated(Path(scratch)), families, gate_only)
+    with prepared(req, families) as p:
+        return execute(req, p, gate_only)
 
 
-def _run(req: Request, prepared: Prepared, repo: Repo, families: tuple[Family, ...] | None, gate_only: bool) -> Outcome:
-    families = discover() if families is None else families
-    base_check = check_base(repo, prepared.inputs.base)
-    base_tree = base_check[1]
-    # Configuration (and so the limits) comes from the base, before the patch is even read.
-    config = _load_config(req, repo, base_tree, families)
-    inputs = replace(prepared.inputs, repo=repo, patch=read_patch(req.patch, config.limits.max_patch_bytes))
+def execute(req: Request, p: Prepared, gate_only: bool = False) -> Outcome:
+    """The review of prepared inputs; call inside `prepared(...)` so its budget holds."""
+    repo, inputs, config, families = p.repo, p.inputs, p.config, p.families
     headers = section_headers(inputs.patch)
-    gate = run_gate(inputs, headers, config.limits, base_check)
+    gate = run_gate(inputs, headers, config.limits, p.base_check)
 
     changeset: ChangeSet | None = None
     notes: list[str] = []
     if gate.reconstructable:
         assert gate.base_tree is not None and gate.patched_tree is not None
-        changeset = build_changeset(repo, inputs.base, gate.base_tree, gate.patched_tree, inputs.patch, gate.entries, headers, gate.raw)
-        problems, notes = oversized(config.limits, changeset)
+        changeset = build_changeset(repo, inputs.base, gate.base_tree, gate.patched_tree, gate.entries, headers, gate.raw)
+        problems, notes = file_limits(config.limits, changeset)
         if problems:
             gate = gate.with_check(limits_check(problems))
             changeset = None
@@ -239,26 +287,26 @@ def _open_cache(directory: str | None) -> "OutcomeCache | None":
 
 def empty_report(req: Request, families: tuple[Family, ...] | None = None) -> Report:
     """A pull request whose head adds nothing to its merge base: MERGE, nothing to review."""
-    import hashlib
-    from pathlib import Path
-
     repo = open_repo(req.repo)
-    base = require_full_sha(repo, req.base)
+    try:
+        base = require_full_sha(repo, req.base)
+        base_tree = repo.tree_of(base)
+    finally:
+        repo.close()
     families = discover() if families is None else families
     why = "nothing to review: the head adds no change to the merge base"
     checks = (
         Check("integrity/base-commit", CheckStatus.PASS, f"commit {base} exists"),
-        Check("integrity/patch-sha256", CheckStatus.SKIP, f"{why} (empty patch, sha256 {hashlib.sha256(b'').hexdigest()})"),
+        Check("integrity/patch-sha256", CheckStatus.SKIP, f"{why} (empty patch, sha256 {EMPTY.sha256})"),
         Check("integrity/artifact-sha256", CheckStatus.SKIP, "no --artifact given"),
         Check("integrity/clean-apply", CheckStatus.SKIP, why),
         Check("integrity/file-count", CheckStatus.SKIP, "0 changed files"),
         Check("integrity/paths", CheckStatus.SKIP, why),
         Check("integrity/limits", CheckStatus.PASS, "within limits"),
     )
-    gate = GateResult(checks, repo.tree_of(base), None, ())
+    gate = GateResult(checks, base_tree, None, ())
     invariants = tuple(InvariantResult(f.id, InvariantStatus.NOT_APPLICABLE, why) for f in families)
-    patch = PatchFile(Path("empty.patch"), b"")
-    return assemble(base, patch, gate, None, invariants, [], Scope(req.scope), req.pull_request)
+    return assemble(base, EMPTY, gate, None, invariants, [], Scope(req.scope), req.pull_request)
 
 
 def _filter_invariants(
@@ -308,15 +356,18 @@ def assemble(
             FileEntry(f.path, f.old_path, f.status.value, f.added_count, f.removed_count, f.binary) for f in changeset.files
         )
     else:
+        # Not rebuilt: only git's reading of the patch is known, and a path
+        # that failed the gate is shown escaped, never raw.
         files = tuple(
-            FileEntry(e.path, None, "unknown", e.added or 0, e.removed or 0, e.added is None) for e in gate.entries
+            FileEntry(printable_path(e.path), None, "unknown", e.added or 0, e.removed or 0, e.added is None)
+            for e, _ in unique_entries(gate.entries, [])
         )
     info = PatchInfo(
         name=patch.name,
         sha256=patch.sha256,
-        files=len(gate.entries),
-        added=sum(e.added or 0 for e in gate.entries),
-        removed=sum(e.removed or 0 for e in gate.entries),
+        files=len(files),
+        added=sum(f.added for f in files),
+        removed=sum(f.removed for f in files),
     )
     excerpts = {f.id: _excerpt(changeset, f.location) for f in findings}
     excerpts.update({s.finding.id: _excerpt(changeset, s.finding.location) for s in suppressed})

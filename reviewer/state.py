@@ -20,11 +20,19 @@ import time
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator, Mapping
+from typing import IO, Any, Iterator, Mapping
 
 from reviewer.errors import ReviewerError
 
 SCHEMA = "reviewer-state/1"
+# Errors that mean "this process may not write here" (permission bits, an
+# immutable or read-only mount) rather than "something here is broken".
+_NOT_WRITABLE = frozenset({errno.EACCES, errno.EPERM, errno.EROFS})
+_ELSEWHERE = "use --state-dir DIR (a writable directory) or --no-state"
+
+
+def _why(exc: OSError) -> str:
+    return exc.strerror or str(exc)
 
 
 def default_state_dir() -> Path:
@@ -56,6 +64,8 @@ class Record:
 class StateStore:
     def __init__(self, root: Path) -> None:
         self.root = root
+        # Why the store is read-only, once lock() has found it so.
+        self.read_only_reason: str | None = None
 
     @property
     def reviews(self) -> Path:
@@ -64,23 +74,62 @@ class StateStore:
     def _path(self, key: str) -> Path:
         return self.reviews / f"{key}.json"
 
+    def _make_dirs(self) -> None:
+        self.reviews.mkdir(parents=True, exist_ok=True)
+        (self.root / "prs").mkdir(exist_ok=True)
+
+    def _cannot(self, what: str, exc: OSError) -> ReviewerError:
+        path = exc.filename or self.root
+        return ReviewerError(f"state directory {self.root}: cannot {what} {path} ({_why(exc)}); {_ELSEWHERE}")
+
     def _ensure(self) -> None:
         try:
-            self.reviews.mkdir(parents=True, exist_ok=True)
-            (self.root / "prs").mkdir(exist_ok=True)
+            self._make_dirs()
         except OSError as exc:
-            raise ReviewerError(f"state directory {self.root}: cannot create ({exc.strerror}); use --state-dir") from None
+            raise self._cannot("create", exc) from None
+
+    def _open_lock(self, key: str) -> IO[bytes] | None:
+        """The identity's lock file, or None when the store is read-only."""
+        try:
+            self._make_dirs()
+            return open(self.reviews / f"{key}.lock", "a+b")
+        except OSError as exc:
+            if exc.errno not in _NOT_WRITABLE:
+                raise self._cannot("create", exc) from None
+            self.read_only_reason = _why(exc)
+            return None
 
     @contextmanager
-    def lock(self, key: str) -> Iterator[None]:
-        """Serialise runs of one identity; different identities never wait on each other."""
-        self._ensure()
-        with open(self.reviews / f"{key}.lock", "a+b") as fh:
-            fcntl.flock(fh, fcntl.LOCK_EX)
+    def lock(self, key: str) -> Iterator[bool]:
+        """Serialise runs of one identity; yields whether this run may save.
+
+        Different identities never wait on each other. On a read-only store
+        (no lock file can be created) it yields False without locking: a
+        stored record can still be replayed, because records are only ever
+        replaced whole by rename, so reading needs no lock; but nothing can
+        be saved, so a run with no record to replay should raise
+        `read_only_error()` before it reviews.
+        """
+        fh = self._open_lock(key)
+        if fh is None:
+            yield False
+            return
+        with fh:
             try:
-                yield
+                fcntl.flock(fh, fcntl.LOCK_EX)
+            except OSError as exc:
+                raise ReviewerError(f"state lock {fh.name}: cannot lock ({_why(exc)}); {_ELSEWHERE}") from None
+            try:
+                yield True
             finally:
                 fcntl.flock(fh, fcntl.LOCK_UN)
+
+    def read_only_error(self, fresh: bool = False) -> ReviewerError:
+        """Why a run on a read-only store cannot go on: nothing to replay (or
+        --fresh refused to replay it), and a new review cannot be stored."""
+        reason = self.read_only_reason or "not writable"
+        why = "so --fresh cannot store a new review there" if fresh else "and holds no stored review of these inputs to replay"
+        return ReviewerError(f"state directory {self.root} is read-only ({reason}) {why}; {_ELSEWHERE}")
 
     def load(self, key: str) -> Record | None:
         return self.load_path(self._path(key), expected_key=key)
@@ -114,27 +163,16 @@ class StateStore:
 
     def atomic_write(self, path: Path, payload: bytes) -> None:
         """Temporary file, fsync, rename: readers see the old record or the new one, never half."""
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
         try:
-            with os.fdopen(fd, "wb") as fh:
-                fh.write(payload)
-                fh.flush()
-                os.fsync(fh.fileno())
-            os.replace(tmp, path)
-            dir_fd = os.open(path.parent, os.O_RDONLY)
-            try:
-                os.fsync(dir_fd)
-            finally:
-                os.close(dir_fd)
-        except BaseException:
-            try:
-                os.unlink(tmp)
-            except OSError as exc:
-                if exc.errno != errno.ENOENT:
-                    raise
-            raise
+            _replace_atomically(path, payload)
+        except OSError as exc:
+            raise ReviewerError(f"state record {path}: cannot write ({_why(exc)}); {_ELSEWHERE}") from None
 
     def save(self, record: Record) -> None:
+        if self.read_only_reason is not None:
+            # lock() already found that nothing can be written here; a record
+            # already in place means the caller chose not to replay it (--fresh).
+            raise self.read_only_error(fresh=self._path(record.key).is_file())
         self._ensure()
         data = {
             "schema": SCHEMA, "key": record.key, "identity": record.identity, "repo": record.repo,
@@ -149,6 +187,28 @@ class StateStore:
         records = [self.load_path(p, expected_key=p.stem) for p in sorted(self.reviews.glob("*.json"))]
         mine = [r for r in records if r is not None and r.repo == repo]
         return sorted(mine, key=lambda r: (r.recorded_at, r.key))
+
+
+def _replace_atomically(path: Path, payload: bytes) -> None:
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(payload)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+        dir_fd = os.open(path.parent, os.O_RDONLY)
+        try:
+            os.fsync(dir_fd)
+        finally:
+            os.close(dir_fd)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError as exc:
+            if exc.errno != errno.ENOENT:
+                raise
+        raise
 
 
 def now() -> float:

@@ -12,16 +12,18 @@ import hashlib
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable, Mapping
+from typing import TYPE_CHECKING, Any, Iterable, Mapping
 
 from reviewer import RULESET_VERSION, __version__
 from reviewer.delta import with_delta
 from reviewer.errors import ReviewerError
 from reviewer.model import Report
-from reviewer.patchfile import sha256_file
 from reviewer.report import FORMATS, renderer
 from reviewer.report.json_format import to_dict
 from reviewer.state import Identity, Record, StateStore, now
+
+if TYPE_CHECKING:
+    from reviewer.review import Prepared
 
 SCHEMA_PR = "reviewer-pr-chain/1"
 
@@ -34,26 +36,20 @@ class Result:
     key: str | None
 
 
-def _artifact_hash(path: str) -> str:
-    try:
-        return sha256_file(path)
-    except OSError as exc:
-        return f"unreadable: {exc.strerror}"
-
-
-def identity(req, config_digest: str, config_source: str, repo_id: str, previous: Mapping[str, Any] | None) -> Identity:
-    from reviewer.integrity import parse_artifact
-
+def identity(req, p: "Prepared", previous: Mapping[str, Any] | None) -> Identity:
+    """Everything that can change the report, taken from the inputs as they were read
+    for this review (the patch bytes, the artifact digests), never read again."""
     pr = req.pull_request
+    inputs = p.inputs
     return Identity({
-        "repo": repo_id,
-        "base": req.base,
-        "patch_sha256": sha256_file(req.patch),
-        "patch_name": Path(req.patch).name,
-        "expected_patch_sha256": req.patch_sha256,
-        "expect_files": req.expect_files,
-        "artifacts": sorted([a.path, a.sha256, _artifact_hash(a.path)] for a in map(parse_artifact, req.artifacts)),
-        "config": {"digest": config_digest, "source": config_source},
+        "repo": str(p.repo.common_dir),
+        "base": inputs.base,
+        "patch_sha256": inputs.patch.sha256,
+        "patch_name": inputs.patch.name,
+        "expected_patch_sha256": inputs.patch_sha256,
+        "expect_files": inputs.expect_files,
+        "artifacts": sorted([a.path, a.sha256, a.actual or f"unreadable: {a.unreadable}"] for a in inputs.artifacts),
+        "config": {"digest": p.config.digest, "source": p.config.source},
         "overrides": dict(sorted(req.overrides.items())),
         "scope": req.scope,
         "allow": [req.allow_symlinks, req.allow_gitlinks],
@@ -117,25 +113,44 @@ def review_with_state(
     """
     from reviewer import review
 
-    if store is None:
-        report = review.run(req).report
-        if previous is not None:
-            report = with_delta(report, previous)
-        return Result(render(report, formats), report.verdict.value, False, None)
+    with review.prepared(req) as p:
+        if store is None:
+            report = review.execute(req, p).report
+            if previous is not None:
+                report = with_delta(report, previous)
+            return Result(checked(render(report, formats)), report.verdict.value, False, None)
+        return _stored(req, p, store, fresh, previous)
 
-    repo_id, config = review.identity_inputs(req)
+
+def checked(outputs: dict[str, str]) -> dict[str, str]:
+    """Every rendered text must be writable as UTF-8 before anything is stored or
+    printed: a run that cannot be shown whole must leave no record behind."""
+    for fmt, text in outputs.items():
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            raise ReviewerError(f"the {fmt} report holds text that is not valid Unicode ({exc.reason}); nothing was stored") from None
+    return outputs
+
+
+def _stored(req, p: "Prepared", store: StateStore, fresh: bool, previous: Mapping[str, Any] | None) -> Result:
+    from reviewer import review
+
+    repo_id = str(p.repo.common_dir)
     chain_key = pr_key(repo_id, req)
     if previous is None and chain_key is not None and not fresh:
-        previous = previous_in_chain(store, chain_key, sha256_file(req.patch))
-    ident = identity(req, config.digest, config.source, repo_id, previous)
-    with store.lock(ident.key):
+        previous = previous_in_chain(store, chain_key, p.inputs.patch.sha256)
+    ident = identity(req, p, previous)
+    with store.lock(ident.key) as writable:
         record = None if fresh else store.load(ident.key)
         if record is not None:
             return Result(record.outputs, record.verdict, True, ident.key)
-        report = review.run(req).report
+        if not writable:
+            raise store.read_only_error(fresh)  # before reviewing: the review could not be kept
+        report = review.execute(req, p).report
         if previous is not None:
             report = with_delta(report, previous)
-        outputs = render(report)
+        outputs = checked(render(report))
         store.save(Record(
             key=ident.key, identity=ident.fields, repo=repo_id, verdict=report.verdict.value,
             outputs=outputs, report=to_dict(report), recorded_at=now(),

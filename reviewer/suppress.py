@@ -11,14 +11,17 @@ reported; integrity findings can never be silenced.
 from __future__ import annotations
 
 import enum
-import re
+import string
 from dataclasses import dataclass
 
 from reviewer.changeset import ChangeSet, ChangedFile
 from reviewer.model import Finding, Location, Severity
 
-_DIRECTIVE = re.compile(r"(?://|#|/\*|<!--)\s*reviewer-ignore\s*:\s*(?P<body>.*?)\s*(?:\*/|-->)?\s*$")
-_RULE_ID = re.compile(r"[a-z0-9][a-z0-9-]*(?:/[a-z0-9][a-z0-9-]*)?")
+MARKER = "reviewer-ignore"
+_OPENERS = ("//", "#", "/*", "<!--")
+_CLOSERS = ("*/", "-->")
+_ID_START = frozenset(string.ascii_lowercase + string.digits)
+_ID_CHARS = _ID_START | {"-"}
 UNSUPPRESSIBLE_FAMILIES = frozenset({"integrity"})
 
 
@@ -43,21 +46,77 @@ class Suppressed:
     directive: Directive
 
 
+def directive_body(line: str) -> str | None:
+    """What follows `reviewer-ignore:` on a comment line, or None if the line has no directive.
+
+    The first marker that follows a comment opener (whitespace allowed in
+    between, and before the colon) wins; a trailing `*/` or `-->` closes the
+    comment and is not part of the body. Plain string scans only: each
+    character is looked at a bounded number of times, so a patched line full
+    of spaces cannot stall the review (a backtracking regex here was cubic).
+    """
+    start = line.find(MARKER)
+    while start != -1:
+        end = start + len(MARKER)
+        if _after_opener(line, start):
+            colon = _skip_space(line, end)
+            if colon < len(line) and line[colon] == ":":
+                return _strip_closer(line[colon + 1 :])
+        start = line.find(MARKER, end)
+    return None
+
+
+def _after_opener(line: str, marker: int) -> bool:
+    before = marker
+    while before > 0 and line[before - 1].isspace():
+        before -= 1
+    return line.endswith(_OPENERS, 0, before)
+
+
+def _skip_space(line: str, index: int) -> int:
+    while index < len(line) and line[index].isspace():
+        index += 1
+    return index
+
+
+def _strip_closer(body: str) -> str:
+    body = body.strip()
+    for closer in _CLOSERS:
+        if body.endswith(closer):
+            return body[: -len(closer)].rstrip()
+    return body
+
+
+def _is_rule_id(token: str) -> bool:
+    """`family` or `family/check`: lowercase ASCII letters, digits and inner dashes."""
+    parts = token.split("/")
+    return len(parts) <= 2 and all(p and p[0] in _ID_START and set(p) <= _ID_CHARS for p in parts)
+
+
+def parse_directive(line: str) -> tuple[tuple[str, ...], str] | None:
+    """(rule ids, reason) of a `reviewer-ignore` comment; reason is "" when `--` is missing."""
+    body = directive_body(line)
+    if body is None:
+        return None
+    rules_part, sep, reason = body.partition("--")
+    rules = tuple(r for r in rules_part.replace(",", " ").split() if _is_rule_id(r))
+    return rules, reason.strip() if sep else ""
+
+
 def _directives(f: ChangedFile) -> list[Directive]:
     text = f.patched_text
     if text is None:
         return []
     found: list[Directive] = []
-    for number, line in enumerate(text.splitlines(), start=1):
-        if "reviewer-ignore" not in line:
+    # Numbered by "\n" alone, as git, tree-sitter and every finding number
+    # lines: str.splitlines would also break at a form feed the patch adds.
+    for number, line in enumerate(text.split("\n"), start=1):
+        if MARKER not in line:
             continue
-        match = _DIRECTIVE.search(line)
-        if not match:
-            continue
-        body = match["body"]
-        rules_part, sep, reason = body.partition("--")
-        rules = tuple(r for r in (p.strip() for p in rules_part.replace(",", " ").split()) if _RULE_ID.fullmatch(r))
-        found.append(Directive(f.path, number, rules, reason.strip() if sep else "", number in f.added_lines))
+        parsed = parse_directive(line)
+        if parsed is not None:
+            rules, reason = parsed
+            found.append(Directive(f.path, number, rules, reason, number in f.added_lines))
     return found
 
 

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Mapping, Se
 from reviewer import globs
 from reviewer.changeset import ChangedFile, FileStatus
 from reviewer.model import Finding, Location
-from reviewer.typescript import Call, Expr, Function, Module, Program, exits, names_in, throws, words_on_lines
+from reviewer.typescript import Call, Expr, Function, Module, Program, error_scope, exits, names_in, throws, words_on_lines
 
 if TYPE_CHECKING:
     from reviewer.context import ReviewContext
@@ -436,9 +436,12 @@ def error_regions(
 ) -> list[ErrorRegion]:
     """tree-sitter ERROR regions of `paths`, classified for the fail-closed rule.
 
-    A region over changed lines that mentions one of the family's idioms could
-    hide a violation: the invariant is `error`. Any other region (untouched code,
-    or a changed `interface X<in K>` with no idiom in it) is only a note.
+    A region over changed lines whose declaration (see `error_scope`) mentions
+    one of the family's idioms could hide a violation: the invariant is
+    `error`. Any other region (untouched code, or a changed `interface X<in K>`
+    with no idiom in it) is only a note. Call it on every changed file before
+    deciding whether the family applies: calls inside a region are not calls to
+    the model, so "no relevant call" may be the region's doing.
     """
     # A dotted idiom (`Step.Ended`) counts when every segment is on the region's lines.
     words = frozenset(t for t in tokens if t)
@@ -450,11 +453,24 @@ def error_regions(
         module = program.module(path)
         for start, end in regions:
             # No module to read (cannot happen for a region it reported): fail closed, assume inspected.
-            found = words_on_lines(module, start, end) if module is not None else None
+            found = words_on_lines(module, *error_scope(module, start, end)) if module is not None else None
             inspected = found is None or any(set(word.split(".")) <= found for word in words)
             touched = changed is not None and changed.touches(start, end)
             out.append(ErrorRegion(path, start, end, touched, inspected))
     return out
+
+
+def blocking_region(regions: Sequence[ErrorRegion]) -> ErrorRegion | None:
+    """The first region that makes the family `error`: over changed lines, in inspected code."""
+    return next((r for r in regions if r.touched and r.inspected), None)
+
+
+def unparsed_summary(region: ErrorRegion, idioms: str, unchecked: str) -> str:
+    """Why a family is `error` over `region` (see blocking_region)."""
+    return (
+        f"{region.path}:{region.start}-{region.end} does not parse (tree-sitter ERROR region over changed lines "
+        f"in code that mentions {idioms}); {unchecked} there cannot be checked"
+    )
 
 
 def parse_error_findings(

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, Mapping
 from reviewer.globs import matches
 from reviewer.model import Finding, InvariantStatus, Location, Severity
 from reviewer.registry import CheckSpec, Family, Outcome, parse_error_check
+from reviewer.typescript import error_scope, words_on_lines
 
 if TYPE_CHECKING:
     from reviewer.changeset import ChangedFile
@@ -1013,7 +1014,13 @@ def _parse_error(
     they are why the untouched region matters to this review.
     """
     regions = ctx.program.parse_errors(cf.path)
-    if not regions or module is None or not _names_a_table(ctx.program, module, opts):
+    if not regions or module is None:
+        return None
+    # A table named only inside a broken declaration is invisible to the
+    # parsed model: read the words of what each region may have broken too.
+    if not _names_a_table(ctx.program, module, opts) and not any(
+        set(opts.tables) & words_on_lines(module, *error_scope(module, start, end)) for start, end in regions
+    ):
         return None
     for start, end in sorted(regions):
         if cf.touches(start, end):

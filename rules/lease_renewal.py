@@ -286,6 +286,8 @@ class Scan:
     changed_imports: frozenset[str] | None = None  # files the changed files import
     # path -> method -> (position in the file, call) of its finalizer calls
     finalizers_by_path: dict[str, dict[str, list[tuple[int, Call]]]] = field(default_factory=dict)
+    # path -> the coordinator interrupt calls of the file (every lost finding asks)
+    coordinators_by_path: dict[str, list[Call]] = field(default_factory=dict)
 
     # Callee spellings repeat across thousands of calls: each is matched once per run.
     release_names: fx.Matcher = field(init=False)
@@ -793,7 +795,8 @@ def _lost_branch_succeeds(program: Program, handler: Expr, opts: Options) -> boo
     shorts = frozenset(fx.last(t) for t in opts.lost_tags)
     lost, other = _lost_world(shorts, True), _lost_world(shorts, False)
     for end in exits(function):
-        only_lost = all(g.admits(lost) for g in end.guards) and not all(g.admits(other) for g in end.guards)
+        # Exits share the guards around them: `all_admit` judges each shared prefix once.
+        only_lost = end.guards.all_admit(lost) and not end.guards.all_admit(other)
         if only_lost and _exit_succeeds(end, opts):
             return True
     return False
@@ -880,8 +883,13 @@ def _lost_finding(scan: Scan, call: Call, why: str, subject: Call | None, stage:
 
 def _coordinator_cleanup_around(scan: Scan, call: Call) -> Call | None:
     """The coordinator interrupt whose cleanup argument contains `call`, if any."""
-    for other in fx.iter_calls(scan.program, [call.path]):
-        if other.line <= call.line and call.end_line <= other.end_line and _is_coordinator_interrupt(other, scan.opts):
+    if call.path not in scan.coordinators_by_path:
+        # Filtered once per file: a file with thousands of swallowing catches asks once per catch.
+        scan.coordinators_by_path[call.path] = [
+            other for other in fx.iter_calls(scan.program, [call.path]) if _is_coordinator_interrupt(other, scan.opts)
+        ]
+    for other in scan.coordinators_by_path[call.path]:
+        if other.line <= call.line and call.end_line <= other.end_line:
             return other
     return None
 
@@ -1148,21 +1156,19 @@ def run(ctx: "ReviewContext") -> Outcome:
         return Outcome(InvariantStatus.NOT_APPLICABLE, "no changed TypeScript file")
     program = ctx.program
     scan = Scan(ctx, program, opts, (), [], [], set(), set(), files=fx.changed_files(ctx))
+    # Regions first, over every changed file: calls inside an ERROR region are
+    # invisible to the model, so a broken file could otherwise look irrelevant.
+    regions = fx.error_regions(program, ctx, changed, _idiom_tokens(opts))
+    first = fx.blocking_region(regions)
+    if first is not None:
+        return Outcome(InvariantStatus.ERROR, fx.unparsed_summary(first, "claim idioms", "claim releases and renewals"))
     relevant = tuple(p for p in changed if (m := program.module(p)) is not None and _relevant(scan, m))
     if not relevant:
         return Outcome(
             InvariantStatus.NOT_APPLICABLE,
             "no changed file releases, renews or catches a session execution claim, or defines an interruption hook",
         )
-    regions = fx.error_regions(program, ctx, relevant, _idiom_tokens(opts))
-    blocking = [r for r in regions if r.touched and r.inspected]
-    if blocking:
-        first = blocking[0]
-        return Outcome(
-            InvariantStatus.ERROR,
-            f"{first.path}:{first.start}-{first.end} does not parse (tree-sitter ERROR region over changed lines "
-            "that mention claim idioms); claim releases and renewals there cannot be checked",
-        )
+    regions = [r for r in regions if r.path in relevant]
     scan.changed = relevant
     _check_interrupt_commit(scan)
     _check_release_sites(scan)

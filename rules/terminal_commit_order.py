@@ -703,21 +703,19 @@ def run(ctx: "ReviewContext") -> Outcome:
         return Outcome(InvariantStatus.NOT_APPLICABLE, "no changed TypeScript file")
     program = ctx.program
     scan = Scan(ctx, program, opts, (), (), [], [], {})
+    # Regions first, over every changed file: calls inside an ERROR region are
+    # invisible to the model, so a broken file could otherwise look irrelevant.
+    regions = fx.error_regions(program, ctx, changed, _idiom_tokens(opts))
+    first = fx.blocking_region(regions)
+    if first is not None:
+        return Outcome(InvariantStatus.ERROR, fx.unparsed_summary(first, "terminal/tool idioms", "terminal publishes and tool settlement"))
     relevant = tuple(p for p in changed if (m := program.module(p)) is not None and _relevant(scan, m))
     if not relevant:
         return Outcome(
             InvariantStatus.NOT_APPLICABLE,
             "no changed file publishes a step terminal, defines/invokes a terminal commit, settles tools or is recovery",
         )
-    regions = fx.error_regions(program, ctx, relevant, _idiom_tokens(opts))
-    blocking = [r for r in regions if r.touched and r.inspected]
-    if blocking:
-        first = blocking[0]
-        return Outcome(
-            InvariantStatus.ERROR,
-            f"{first.path}:{first.start}-{first.end} does not parse (tree-sitter ERROR region over changed lines "
-            "that mention terminal/tool idioms); terminal publishes and tool settlement there cannot be checked",
-        )
+    regions = [r for r in regions if r.path in relevant]
     scan.changed = relevant
     scan.scope = tuple(sorted(set(relevant) | set(fx.imported_paths(program, relevant))))
     scan.files = fx.changed_files(ctx)

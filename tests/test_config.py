@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import fields
 from pathlib import Path
 
 import pytest
@@ -9,6 +10,9 @@ import pytest
 from gitrepo import make_change
 from reviewer import review
 from reviewer.cli import main
+from reviewer.config import build_config, parse_toml
+from reviewer.errors import ReviewerError
+from reviewer.limits import Limits
 from reviewer.model import InvariantStatus, Location, Severity
 from reviewer.registry import CheckSpec, Family, Outcome
 
@@ -74,11 +78,11 @@ def test_disable_drops_a_rule(tmp_path) -> None:
 @pytest.mark.parametrize("text, message", [
     ("[rules.nope]\nx = 1\n", "no such rule family"),
     ("[rules.probe]\nlimt = 1\n", "has no option 'limt'"),
-    ("[rules.probe]\nlimit = \"ten\"\n", "limit must be an integer, got 'ten'"),
+    ("[rules.probe]\nlimit = \"ten\"\n", "limit must be a non-negative integer, got 'ten'"),
     ("[severity]\n\"probe/seen\" = \"blocker\"\n", "is not must-fix, should-fix or consider"),
     ("[severity]\n\"probe/nope\" = \"consider\"\n", "no such rule"),
     ("[disable]\nrules = [\"probe/nope\"]\n", "no such rule"),
-    ("[limits]\nmax_files = -1\n", "must be a positive number"),
+    ("[limits]\nmax_files = -1\n", "[limits] max_files must be a positive integer, got -1"),
     ("[extras]\n", "unknown table"),
     ("not = [valid\n", "not valid TOML"),
 ])
@@ -97,3 +101,153 @@ def test_bad_config_via_cli_exits_2(tmp_path, capsys) -> None:
     assert main(["review", "--repo", str(repo.path), "--base", sha, "--patch", str(patch), "--config", str(cfg)]) == 2
     err = capsys.readouterr().err
     assert err.startswith("reviewer: ") and "no_such_option" in err and err.count("\n") == 1
+
+
+# ---------------------------------------------------------------- values of the wrong type
+#
+# Each case is a reviewer.toml and the exact message after "<source>: ". They go
+# through the real command line and the real rule families, once as --config and
+# once committed in the base commit: either way the run must stop with exit 2
+# and that one line, never "internal error" and never a review that quietly ran
+# with a check switched off (a NaN bound compares false with everything).
+
+WRONG_VALUES = [
+    # [limits]: positive integers, and seconds that setitimer can arm.
+    ("[limits]\nmax_files = nan\n", "[limits] max_files must be a positive integer, got nan"),
+    ("[limits]\nmax_files = inf\n", "[limits] max_files must be a positive integer, got inf"),
+    ("[limits]\nmax_files = -inf\n", "[limits] max_files must be a positive integer, got -inf"),
+    ("[limits]\nmax_files = 0\n", "[limits] max_files must be a positive integer, got 0"),
+    ("[limits]\nmax_files = 1e400\n", "[limits] max_files must be a positive integer, got inf"),
+    ("[limits]\nmax_files = 2.5\n", "[limits] max_files must be a positive integer, got 2.5"),
+    ("[limits]\nmax_files = 10.0\n", "[limits] max_files must be a positive integer, got 10.0"),
+    ("[limits]\nmax_files = true\n", "[limits] max_files must be a positive integer, got True"),
+    ("[limits]\nmax_files = \"10\"\n", "[limits] max_files must be a positive integer, got '10'"),
+    ("[limits]\nmax_files = [10]\n", "[limits] max_files must be a positive integer, got [10]"),
+    ("[limits]\nmax_patch_bytes = 99999999999999999999\n",
+     "[limits] max_patch_bytes must be a positive integer, got 99999999999999999999"),
+    ("[limits]\nrule_seconds = nan\n", "[limits] rule_seconds must be a positive number of seconds, at most 86400, got nan"),
+    ("[limits]\nrule_seconds = inf\n", "[limits] rule_seconds must be a positive number of seconds, at most 86400, got inf"),
+    ("[limits]\nrule_seconds = 0\n", "[limits] rule_seconds must be a positive number of seconds, at most 86400, got 0"),
+    ("[limits]\nrule_seconds = 1e10\n",
+     "[limits] rule_seconds must be a positive number of seconds, at most 86400, got 10000000000.0"),
+    ("[limits]\nrule_seconds = false\n",
+     "[limits] rule_seconds must be a positive number of seconds, at most 86400, got False"),
+    # Top-level keys that must be tables; a falsy value must not read as "absent".
+    ("limits = [1]\n", "limits must be a table ([limits]), got [1]"),
+    ("limits = 0\n", "limits must be a table ([limits]), got 0"),
+    ("rules = \"x\"\n", "rules must be a table ([rules.<family>]), got 'x'"),
+    ("rules = []\n", "rules must be a table ([rules.<family>]), got []"),
+    ("severity = 3\n", "severity must be a table ([severity]), got 3"),
+    ("disable = \"x\"\n", "disable must be a table ([disable]), got 'x'"),
+    ("disable = \"\"\n", "disable must be a table ([disable]), got ''"),
+    ("[rules]\nlease-renewal = 3\n", "[rules.lease-renewal] must be a table, got 3"),
+    # [disable] and [severity] values.
+    ("[disable]\nrules = [1]\n", "[disable] rules must be a list of rule ids (strings), got [1]"),
+    ("[disable]\nrules = [{}]\n", "[disable] rules must be a list of rule ids (strings), got [{}]"),
+    ("[disable]\nrules = \"bounded-scan/unbounded\"\n",
+     "[disable] rules must be a list of rule ids (strings), got 'bounded-scan/unbounded'"),
+    ("[disable]\nrule = []\n", "[disable] has no option 'rule'; it takes only rules = [\"<family>/<check>\", ...]"),
+    ("[severity]\n\"lease-renewal/renewal-period\" = 3\n",
+     "[severity] lease-renewal/renewal-period: 3 is not must-fix, should-fix or consider"),
+    ("[severity]\n\"lease-renewal/renewal-period\" = [\"consider\"]\n",
+     "[severity] lease-renewal/renewal-period: ['consider'] is not must-fix, should-fix or consider"),
+    # Family options, typed by the families' DEFAULTS (rules/*.py).
+    ("[rules.lease-renewal]\nrelease = [1, \"x\"]\n", "[rules.lease-renewal] release must be a list of strings, got [1, 'x']"),
+    ("[rules.lease-renewal]\nrelease = [[\"x\"]]\n", "[rules.lease-renewal] release must be a list of strings, got [['x']]"),
+    ("[rules.lease-renewal]\nrelease = { clear = \"x\" }\n",
+     "[rules.lease-renewal] release must be a list of strings, got {'clear': 'x'}"),
+    ("[rules.lease-renewal]\nrelease = \"SessionExecutionClaim.clear\"\n",
+     "[rules.lease-renewal] release must be a list of strings, got 'SessionExecutionClaim.clear'"),
+    ("[rules.bounded-scan]\ncursor_columns = [1]\n", "[rules.bounded-scan] cursor_columns must be a list of strings, got [1]"),
+    ("[rules.terminal-commit-order]\nsettle_tools = [true]\n",
+     "[rules.terminal-commit-order] settle_tools must be a list of strings, got [True]"),
+    ("[rules.schema-prev-ids]\nroot_ids = [1979-05-27]\n",
+     "[rules.schema-prev-ids] root_ids must be a list of strings, got [datetime.date(1979, 5, 27)]"),
+    ("[rules.bounded-scan]\nbound = true\n", "[rules.bounded-scan] bound must be a non-negative integer, got True"),
+    ("[rules.bounded-scan]\nbound = nan\n", "[rules.bounded-scan] bound must be a non-negative integer, got nan"),
+    ("[rules.bounded-scan]\nbound = 2.5\n", "[rules.bounded-scan] bound must be a non-negative integer, got 2.5"),
+    ("[rules.bounded-scan]\nbound = -1\n", "[rules.bounded-scan] bound must be a non-negative integer, got -1"),
+    ("[rules.bounded-scan]\nmax_helper_depth = \"4\"\n",
+     "[rules.bounded-scan] max_helper_depth must be a non-negative integer, got '4'"),
+    ("[rules.lease-renewal]\nmax_period_fraction = nan\n",
+     "[rules.lease-renewal] max_period_fraction must be a non-negative finite number, got nan"),
+    ("[rules.lease-renewal]\nmax_period_fraction = inf\n",
+     "[rules.lease-renewal] max_period_fraction must be a non-negative finite number, got inf"),
+    ("[rules.lease-renewal]\nmax_period_fraction = true\n",
+     "[rules.lease-renewal] max_period_fraction must be a non-negative finite number, got True"),
+    ("[rules.lease-renewal]\nlease_ms_fallback = 30000.5\n",
+     "[rules.lease-renewal] lease_ms_fallback must be a non-negative integer, got 30000.5"),
+    ("[rules.lease-renewal]\nlease_constant = 5\n", "[rules.lease-renewal] lease_constant must be a string, got 5"),
+    # A key with a newline is quoted, so the message stays one line.
+    ("[rules.\"lease\\nrenewal\"]\nx = 1\n",
+     "[rules.\"lease\\nrenewal\"]: no such rule family (known: bounded-scan, lease-renewal, schema-prev-ids, terminal-commit-order)"),
+    # Values tomllib itself cannot turn into Python objects.
+    ("[limits]\nmax_files = 1" + "0" * 5000 + "\n", None),
+    ("x = " + "[" * 5000 + "]" * 5000 + "\n", "not valid TOML (arrays or tables nested too deeply)"),
+]
+
+
+def _cli(repo: Path, base: str, patch: Path, *extra: str) -> int:
+    return main(["review", "--repo", str(repo), "--base", base, "--patch", str(patch), "--no-state", *extra])
+
+
+def _one_line_error(capsys, source: str, message: str | None) -> None:
+    out, err = capsys.readouterr()
+    assert out == ""
+    if message is None:
+        assert err.startswith(f"reviewer: {source}: not valid TOML (") and err.count("\n") == 1, err
+    else:
+        assert err == f"reviewer: {source}: {message}\n"
+
+
+@pytest.mark.parametrize("text, message", WRONG_VALUES, ids=[m or t[:40] for t, m in WRONG_VALUES])
+def test_wrong_value_in_config_file_exits_2_with_one_line(tmp_path, capsys, text, message) -> None:
+    repo, sha, patch, _ = make_change(tmp_path, {"src/a.ts": "a\n"}, {"src/a.ts": "b\n"})
+    cfg = tmp_path / "ci.toml"
+    cfg.write_text(text)
+    assert _cli(repo.path, sha, patch, "--config", str(cfg)) == 2
+    _one_line_error(capsys, str(cfg), message)
+
+
+@pytest.mark.parametrize("text, message", WRONG_VALUES, ids=[m or t[:40] for t, m in WRONG_VALUES])
+def test_wrong_value_in_base_reviewer_toml_exits_2_with_one_line(tmp_path, capsys, text, message) -> None:
+    repo, sha, patch, _ = make_change(tmp_path, {"src/a.ts": "a\n", "reviewer.toml": text}, {"src/a.ts": "b\n"})
+    assert _cli(repo.path, sha, patch) == 2
+    _one_line_error(capsys, "reviewer.toml at base", message)
+
+
+@pytest.mark.parametrize("field", [f.name for f in fields(Limits)])
+@pytest.mark.parametrize("value", ["nan", "inf", "0", "true", "[]"])
+def test_every_limit_rejects_non_positive_and_non_numbers(field, value) -> None:
+    """Every [limits] field, present and future, is validated (not only the ones listed above)."""
+    with pytest.raises(ReviewerError) as info:
+        build_config(parse_toml(f"[limits]\n{field} = {value}\n".encode(), "t.toml"), (), "t.toml")
+    message = str(info.value)
+    assert message.startswith(f"t.toml: [limits] {field} must be a positive ") and "\n" not in message
+
+
+def test_well_typed_edge_values_are_accepted(tmp_path, capsys) -> None:
+    """The validation is not a blanket refusal: an integer where a float is
+    expected, zero where zero means something, and an empty list all review."""
+    repo, sha, patch, _ = make_change(tmp_path, {"src/a.ts": "a\n"}, {"src/a.ts": "b\n"})
+    cfg = tmp_path / "ci.toml"
+    cfg.write_text(
+        "[limits]\nrule_seconds = 30\nmax_files = 1\n"
+        "[rules.lease-renewal]\nmax_period_fraction = 1\ncoordinator_cleanup_arg = 0\nrelease = []\n"
+        "[rules.bounded-scan]\nmax_helper_depth = 0\ncursor_columns = [\"cursor\"]\n"
+        "[disable]\nrules = []\n"
+    )
+    assert _cli(repo.path, sha, patch, "--config", str(cfg)) == 0
+    out, err = capsys.readouterr()
+    assert err == "" and out.endswith("MERGE\n")
+
+
+def test_a_float_option_given_as_an_integer_is_the_same_configuration() -> None:
+    """`max_period_fraction = 1` and `= 1.0` are one configuration (one identity for stored reviews)."""
+    from reviewer.registry import discover
+
+    families = discover()
+    as_int = build_config(parse_toml(b"[rules.lease-renewal]\nmax_period_fraction = 1\n", "t"), families, "t")
+    as_float = build_config(parse_toml(b"[rules.lease-renewal]\nmax_period_fraction = 1.0\n", "t"), families, "t")
+    assert as_int.for_family("lease-renewal")["max_period_fraction"] == 1.0
+    assert as_int.digest == as_float.digest

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import jsonschema
@@ -125,3 +126,78 @@ def test_repeated_formats_write_their_files(tmp_path, capsys) -> None:
     assert json.loads(out_json.read_text())["verdict"] == "DO-NOT-MERGE"
     jsonschema.validate(json.loads(out_sarif.read_text()), SCHEMA)
     assert capsys.readouterr().out.splitlines()[-1] == "DO-NOT-MERGE"
+
+
+def _flag_family(family: str = "cap") -> Family:
+    """A must-fix finding on every line that mentions FLAG, with a related location on the line above."""
+
+    def run(ctx) -> Outcome:
+        found = []
+        for f in ctx.changeset.files:
+            for n, line in enumerate((f.patched_text or "").splitlines(), start=1):
+                if "FLAG" in line:
+                    found.append(ctx.finding("flag", title="flagged", message=line, location=Location(f.path, n, n),
+                                             related=(Location(f.path, max(1, n - 1), n, "above"),), anchor=str(n)))
+        return Outcome(InvariantStatus.VIOLATED, "flagged", tuple(found))
+
+    return Family(family, "flags FLAG", (CheckSpec(f"{family}/flag", Severity.MUST_FIX, "flag", "flags FLAG"),), run)
+
+
+def test_comment_is_capped_below_githubs_limit_with_a_note(tmp_path) -> None:
+    """1,260 findings once made a 199,000-character comment; GitHub refuses bodies over 65,536."""
+    long_reason = "reviewed by hand " * 300  # one patch-controlled value must not fill the comment
+    silenced = [f"// reviewer-ignore: cap/flag -- {long_reason if i == 0 else f'reviewed by hand, case {i}'}\nFLAG {i}"
+                for i in range(400)]
+    flagged = [f"FLAG {i}" for i in range(3000)]
+    repo, base, patch, _ = make_change(tmp_path, {"a.md": "x\n"}, {"a.md": "\n".join(["x", *silenced, *flagged]) + "\n"})
+    report = review.run(review.Request(repo=str(repo.path), base=base, patch=str(patch)), families=(_flag_family(),)).report
+    must_fix = [f for f in report.findings if f.severity is Severity.MUST_FIX]
+    assert len(must_fix) == 3000 and len(report.suppressed) == 400
+    body = renderer("comment")(report)
+    assert len(body) <= 65_536 - 4_096 and len(body.encode("utf-16-le")) // 2 <= 65_536 - 4_096
+    lines = body.splitlines()
+    assert lines[0] == "<!-- reviewer:sticky-comment -->" and lines[-1] == "DO-NOT-MERGE"
+    # What the author silenced comes first: every suppression is listed, the long reason clipped.
+    listed_suppressions = [l for l in lines if l.startswith("- `cap/flag` at")]
+    assert len(listed_suppressions) == 400 and max(len(l) for l in listed_suppressions) < 600
+    assert listed_suppressions[0].endswith("…`")
+    # Must-fix findings are listed in report order until the room runs out; the note counts the rest.
+    listed = [l for l in lines if l.startswith("- flagged — `cap/flag` at ")]
+    assert 0 < len(listed) < 3000
+    assert listed == [f"- flagged — `cap/flag` at `{f.location.path}:{f.location.line}`" for f in must_fix[: len(listed)]]
+    (note,) = [l for l in lines if "Not listed here" in l]
+    assert f": {3000 - len(listed)} must-fix finding(s)." in note
+    assert "job summary" in note and "SARIF and JSON outputs" in note
+    assert lines[-3] == note  # the note, a blank line, the verdict
+
+
+def test_comment_without_a_cut_has_no_note(sample_reports) -> None:
+    body = renderer("comment")(sample_reports["v5"])
+    assert "Not listed here" not in body and body.splitlines()[-3] == "The full report is in the job summary."
+
+
+SARIF_PATHS = ["sp ace.ts", "hash#frag.ts", "pct%0Aname.ts", "100%.ts", "q?uery=1.ts", "https:x.ts",
+               "dir/mailto:a@b.ts", "ünï/日本.ts"]
+
+
+def test_sarif_uris_are_percent_encoded_relative_references(tmp_path) -> None:
+    from urllib.parse import unquote, urlsplit
+
+    repo, base, patch, _ = make_change(tmp_path, {"README.md": "x\n"}, {p: "ok\nFLAG\n" for p in SARIF_PATHS})
+    report = review.run(review.Request(repo=str(repo.path), base=base, patch=str(patch)), families=(_flag_family(),)).report
+    sarif = json.loads(renderer("sarif")(report))
+    jsonschema.validate(sarif, SCHEMA)
+    locations = []
+    for result in sarif["runs"][0]["results"]:
+        locations += [result["locations"][0]["physicalLocation"]]
+        locations += [r["physicalLocation"] for r in result["relatedLocations"]]
+    assert len(locations) == 2 * len(SARIF_PATHS)
+    seen = set()
+    for loc in locations:
+        uri = loc["artifactLocation"]["uri"]
+        parts = urlsplit(uri)
+        assert (parts.scheme, parts.netloc, parts.query, parts.fragment) == ("", "", "", ""), uri
+        assert re.fullmatch(r"(?:[A-Za-z0-9\-._~/]|%[0-9A-F]{2})+", uri), uri  # nothing raw but unreserved and `/`
+        assert loc["artifactLocation"]["uriBaseId"] == "%SRCROOT%"
+        seen.add(unquote(uri))
+    assert seen == set(SARIF_PATHS)

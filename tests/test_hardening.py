@@ -130,7 +130,10 @@ def test_deeply_nested_typescript_does_not_crash_the_review(tmp_path: Path) -> N
 
 @pytest.mark.parametrize("name, safe", [
     ("with\nnewline.ts", False),
-    ("with\ttab.ts", True),
+    ("with\ttab.ts", False),  # every control character is refused, tab included
+    ("bell\x07.ts", False),
+    ("esc\x1b[31m.ts", False),
+    ("rtl\u202egnp.ts", False),
     ('quote"d.ts', True),
     ("aux.ts", False),
     ("ünïcödé.ts", True),

@@ -96,3 +96,20 @@ def test_pr_on_the_sample(tmp_path, capsys) -> None:
     assert [(f["rule"], f["path"], f["line"]) for f in report["findings"]] == [
         (f["rule"], f["path"], f["line"]) for f in direct["findings"]
     ]
+
+
+def test_pr_from_a_linked_worktree(tmp_path: Path, capsys) -> None:
+    """A `git worktree add` checkout keeps its objects and refs in the main
+    repository's git directory: the review must find them there."""
+    work = Repo(tmp_path / "work")
+    base = work.commit({"src/a.ts": "export const a = 1\n"}, "base")
+    linked = tmp_path / "linked"
+    git(work.path, "worktree", "add", "-q", "-b", "topic", str(linked))
+    (linked / "src" / "a.ts").write_text("export const a = 2\n")
+    git(linked, "commit", "-q", "-am", "topic")
+    before = state_digest(work.path)
+    code, report, err = _pr(capsys, "--repo", str(linked), "--base", "main", "--head", "HEAD", "--no-state")
+    assert code == 0, err
+    assert report["base"] == base and [f["path"] for f in report["files"]] == ["src/a.ts"]
+    assert all(c["status"] != "fail" for c in report["checks"])
+    assert state_digest(work.path) == before

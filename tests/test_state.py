@@ -221,3 +221,147 @@ def test_default_state_dir_is_outside_the_repository(change, capsys) -> None:
     assert state_digest(repo.path) == before
     cache = Path(os.environ["XDG_CACHE_HOME"]) / ".reviewer" / "reviews"
     assert len(list(cache.glob("*.json"))) == 1
+
+
+# ---------------------------------------------------------------- a state directory that cannot be written
+#
+# Tests run as root, and root ignores permission bits: `chmod -R a-w` alone
+# would prove nothing. Root obeys them once it lacks CAP_DAC_OVERRIDE (and
+# CAP_DAC_READ_SEARCH, CAP_FOWNER), so the reviewer runs in a child process
+# whose capability bounding set has those dropped before exec: after exec,
+# root's capabilities are its bounding set, so the child is root that cannot
+# write into an a-w directory, exactly like any user facing a read-only cache.
+# Each test first proves, with the same child setup, that a write really
+# fails, so it can never pass vacuously.
+
+_PR_CAPBSET_DROP = 24
+_WRITE_OVERRIDES = (1, 2, 3)  # CAP_DAC_OVERRIDE, CAP_DAC_READ_SEARCH, CAP_FOWNER
+
+
+def _obey_permission_bits() -> None:
+    """preexec_fn: a root child loses the capabilities that bypass permission bits."""
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    for cap in _WRITE_OVERRIDES:
+        if libc.prctl(_PR_CAPBSET_DROP, cap, 0, 0, 0) != 0:
+            raise OSError(ctypes.get_errno(), "prctl(PR_CAPBSET_DROP)")
+
+
+def _as_unprivileged(cmd: list[str]) -> subprocess.CompletedProcess:
+    preexec = _obey_permission_bits if os.geteuid() == 0 else None
+    return subprocess.run(cmd, capture_output=True, text=True, preexec_fn=preexec, timeout=120)
+
+
+def _make_read_only(root: Path) -> None:
+    for path in sorted(root.rglob("*"), reverse=True) + [root]:
+        path.chmod(path.stat().st_mode & ~0o222)
+
+
+@pytest.fixture
+def read_only_state(change, capsys, tmp_path):
+    """A state directory holding one stored review, made read-only; (review args, first stdout, state)."""
+    repo, base, patch, _ = change
+    state = tmp_path / "state"
+    args = ["review", "--repo", str(repo.path), "--base", base, "--patch", str(patch), "--state-dir", str(state)]
+    code, first, _ = _run(capsys, *args)
+    assert code == 0 and len(_records(state)) == 1
+    _make_read_only(state)
+    probe = _as_unprivileged([sys.executable, "-c", f"open({str(state / 'reviews' / 'probe')!r}, 'w')"])
+    assert probe.returncode == 1 and "PermissionError" in probe.stderr, "the setup must make writes fail"
+    try:
+        yield args, first, state
+    finally:
+        for path in [state, *state.rglob("*")]:
+            path.chmod(path.stat().st_mode | 0o200)
+
+
+def _tree(root: Path) -> dict[str, bytes | None]:
+    return {str(p.relative_to(root)): (p.read_bytes() if p.is_file() else None) for p in sorted(root.rglob("*"))}
+
+
+def test_read_only_state_dir_still_replays_a_stored_review(read_only_state) -> None:
+    """The lock file cannot be created, but the stored record is replayed byte for byte."""
+    args, first, state = read_only_state
+    before = _tree(state)
+    done = _as_unprivileged([sys.executable, "-m", "reviewer", *args])
+    assert (done.returncode, done.stdout) == (0, first), done.stderr
+    assert done.stderr.startswith("reviewer: re-run: review ") and done.stderr.count("\n") == 1
+    assert _tree(state) == before
+
+
+def test_read_only_state_dir_without_a_stored_review_is_one_clear_line(read_only_state) -> None:
+    """Nothing to replay and nowhere to store: exit 2, naming the directory and the ways out."""
+    args, _, state = read_only_state
+    before = _tree(state)
+    for extra, why in [
+        (["--scope", "all"], "and holds no stored review of these inputs to replay"),  # another identity
+        (["--fresh"], "so --fresh cannot store a new review there"),  # a refused replay
+    ]:
+        done = _as_unprivileged([sys.executable, "-m", "reviewer", *args, *extra])
+        assert (done.returncode, done.stdout) == (2, ""), done.stderr
+        assert done.stderr == (
+            f"reviewer: state directory {state} is read-only (Permission denied) {why}; "
+            "use --state-dir DIR (a writable directory) or --no-state\n"
+        )
+    assert _tree(state) == before
+
+
+def test_a_state_dir_under_a_read_only_parent_is_one_clear_line(change, tmp_path) -> None:
+    """The state directory does not exist and cannot be created: the same one line, never a traceback."""
+    repo, base, patch, _ = change
+    parent = tmp_path / "ro"
+    parent.mkdir()
+    _make_read_only(parent)
+    try:
+        done = _as_unprivileged([sys.executable, "-m", "reviewer", "review", "--repo", str(repo.path), "--base", base,
+                                 "--patch", str(patch), "--state-dir", str(parent / "state")])
+    finally:
+        parent.chmod(0o755)
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr.startswith(f"reviewer: state directory {parent / 'state'} is read-only (Permission denied)")
+    assert "--state-dir DIR" in done.stderr and "--no-state" in done.stderr and done.stderr.count("\n") == 1
+
+
+def _break(state: Path, key: str, what: str) -> Path:
+    """Turn one path of the store into something no write can go through (works as root too)."""
+    reviews = state / "reviews"
+    if what == "reviews is a file":
+        for p in reviews.iterdir():
+            p.unlink()
+        reviews.rmdir()
+        reviews.write_text("not a directory")
+        return reviews
+    if what == "lock is a directory":
+        lock = reviews / f"{key}.lock"
+        lock.unlink()
+        (lock / "inside").mkdir(parents=True)
+        return lock
+    if what == "lock is a dangling symlink":
+        lock = reviews / f"{key}.lock"
+        lock.unlink()
+        lock.symlink_to(state / "missing" / "dir" / "x.lock")
+        return lock
+    record = reviews / f"{key}.json"  # "record is a directory": only --fresh gets as far as saving
+    record.unlink()
+    (record / "inside").mkdir(parents=True)
+    return record
+
+
+@pytest.mark.parametrize("what, message", [
+    ("reviews is a file", "state directory {state}: cannot create {path} (File exists)"),
+    ("lock is a directory", "state directory {state}: cannot create {path} (Is a directory)"),
+    ("lock is a dangling symlink", "state directory {state}: cannot create {path} (No such file or directory)"),
+    ("record is a directory", "state record {path}: cannot write (Is a directory)"),
+])
+def test_any_other_store_failure_is_one_line_naming_the_path(change, capsys, tmp_path, what, message) -> None:
+    repo, base, patch, _ = change
+    state = tmp_path / "state"
+    args = ["review", "--repo", str(repo.path), "--base", base, "--patch", str(patch), "--state-dir", str(state)]
+    assert _run(capsys, *args)[0] == 0
+    (record,) = _records(state)
+    broken = _break(state, record.stem, what)
+    code, out, err = _run(capsys, *args, "--fresh")
+    assert (code, out) == (2, "")
+    expected = message.format(state=state, path=broken)
+    assert err == f"reviewer: {expected}; use --state-dir DIR (a writable directory) or --no-state\n"

@@ -664,3 +664,168 @@ def test_resolve_never_reads_non_typescript_targets() -> None:
     assert program.resolve("src/a.ts", "./missing.png") is None
     assert program.resolve("src/a.ts", "./util.js") == "src/util.ts"
     assert not any(p.endswith(".png") for p in read)
+
+
+# ------------------------------------------------------------------ deep inputs (linear work, no recursion)
+# tests/test_pathological.py reviews the same shapes end to end and bounds how
+# the work grows; these check what the model answers on them.
+
+
+def _chain_program(links: int) -> Program:
+    source = 'import { Effect } from "effect"\nexport const x = Effect.succeed(1)\n' + "  .pipe(Effect.orDie)\n" * links
+    return Program({"chain.ts": source}.get)
+
+
+def test_deep_chain_is_one_shared_chain_answered_from_a_parent_map() -> None:
+    from reviewer.typescript.index import DEEP
+
+    links = 3_000
+    module = _chain_program(links).module("chain.ts")
+    calls = module.calls()
+    assert len(calls) == links + 1
+    index = module._index
+    assert index.depth > DEEP
+    outer, root = calls[0], calls[-1]  # pre-order: the last link first, `Effect.succeed(1)` last
+    assert root.callee == "Effect.succeed" and root.chain[0] is root
+    # one tuple for every link, each knowing its place
+    assert root.chain is outer.chain and len(root.chain) == links + 1
+    assert [c.chain_position for c in (root, calls[1], outer)] == [0, links - 1, links]
+    assert root.binding == ("bound", "x") and outer.binding == ("bound", "x")
+    assert root.host is None and outer.host is None
+    assert len(root.piped_into) == links and all(s.normalized == "Effect.orDie" for s in root.piped_into)
+    assert index._parents is not None  # deep: parents came from the map, not tree-sitter's root-down search
+    assert outer.enclosing is None and outer.expr.enclosing_function is None
+
+
+def test_deep_chain_names_stay_bounded() -> None:
+    from reviewer.typescript.calls import _MAX_CHAIN, _MAX_UNNAMED
+
+    links = 2_000
+    calls = _chain_program(links).module("chain.ts").calls()
+    by_depth = list(reversed(calls))  # innermost first
+    # named through at most _MAX_CHAIN calls below: `Effect.succeed().pipe().pipe ...`
+    assert by_depth[1].callee == "Effect.succeed().pipe"
+    assert by_depth[_MAX_CHAIN + 1].callee == "Effect.succeed()" + ".pipe()" * (_MAX_CHAIN - 1) + ".pipe"
+    # deeper links are unnamed: their source, cut around `…`, never the whole chain per link
+    deep = by_depth[_MAX_CHAIN + 2]
+    assert deep.callee.startswith("Effect.succeed(1).pipe(Effect.orDie)") and "…" in deep.callee
+    assert all(len(c.callee) <= _MAX_UNNAMED and c.method == "pipe" for c in by_depth[1:])
+    assert len(calls[0].callee_text) <= 4096 and calls[0].callee_text.endswith(".pipe")
+    assert len(calls[0].normalized) > 30_000  # the full normal form is still there when asked for
+
+
+def test_call_names_do_not_depend_on_the_order_they_are_asked_in(program: Program) -> None:
+    """The walk names callees through a memo; the answer is `qualified_name`'s, chain by chain."""
+    from reviewer.typescript import calls as cx
+    from reviewer.typescript import syntax as sx
+
+    for path in sorted(FILES):
+        module = program.module(path)
+        if module is None:
+            continue
+        for call in reversed(module.calls()):
+            assert call.callee == (cx.qualified_name(module, sx.field(call._node, "function")) or call.callee)
+            assert cx.call_name(module, call._node, {}) == cx.qualified_name(module, sx.field(call._node, "function"))
+
+
+def test_shared_chains_equal_each_calls_own_chain(program: Program) -> None:
+    from reviewer.typescript import calls as cx
+
+    cases = dict(FILES)
+    cases["casts.ts"] = "const a = (db.select() as any).from(t).where(w)\nconst b = (q.a().b)().c()\n"
+    program = Program(cases.get)
+    for path in sorted(cases):
+        module = program.module(path)
+        if module is None:
+            continue
+        index = module._index
+        for call in module.calls():
+            own = tuple(c for c in (index.call_at(n) for n in cx.chain_nodes(call._node)) if c is not None)
+            assert call.chain == own, (path, call.line, call.callee)
+            assert own[call.chain_position] is call
+
+
+def test_precedes_is_decided_at_the_common_ancestor() -> None:
+    source = _ts(
+        """
+        const f = Effect.gen(function* () {
+          if (a) { yield* one() } else { yield* two() }
+          const v = c ? three() : four()
+          switch (k) { case "x": five(); break; default: six() }
+          seven(eight(), nine())
+        })
+        """
+    )
+    calls = {c.callee: c for c in Program({"p.ts": source}.get).module("p.ts").calls()}
+    assert not calls["one"].precedes(calls["two"]) and calls["one"].precedes(calls["three"])
+    assert not calls["three"].precedes(calls["four"]) and calls["four"].precedes(calls["five"])
+    assert not calls["five"].precedes(calls["six"]) and calls["eight"].precedes(calls["nine"])
+    assert not calls["eight"].precedes(calls["seven"])  # `seven(..)` starts before its arguments
+
+
+def test_exits_of_a_long_else_if_chain_share_their_guards() -> None:
+    from reviewer.typescript import exits
+
+    branches = 3_000  # nests far deeper than Python's recursion limit
+    source = (
+        "export const h = (e: any) => {\n  if (e.t === 0) return Effect.void\n"
+        + "".join(f"  else if (e.t === {i}) return Effect.void\n" for i in range(1, branches))
+        + "  return Effect.fail(e)\n}\n"
+    )
+    function = Program({"h.ts": source}.get).module("h.ts").functions()[0]
+    found = exits(function)
+    assert len(found) == branches + 1 and found[-1].value.normalized == "Effect.fail(e)"
+    assert [len(e.guards) for e in found[:3]] == [1, 2, 3] and len(found[-1].guards) == branches
+    assert [g.holds for g in found[2].guards] == [False, False, True]
+    assert found[1].guards == tuple(found[1].guards) and list(found[1].guards)[0] == found[2].guards[0]
+
+    def world(atom):  # e.t is 7
+        return atom.right.number_value == 7 if atom.operator == "===" else None
+
+    for end in (found[0], found[7], found[8], found[-1]):
+        assert end.guards.all_admit(world) == all(g.admits(world) for g in end.guards)
+    assert [e.guards.all_admit(world) for e in found].count(True) == 1
+
+
+def test_long_conditions_and_ternaries_do_not_recurse() -> None:
+    from reviewer.typescript import Expr, evaluate, exits
+
+    terms = 3_000
+    source = (
+        "export const h = (e: any) => {\n  if ("
+        + " || ".join(f'e._tag === "T{i}"' for i in range(terms))
+        + ") return Effect.void\n  return "
+        + "".join(f'e.k === {i} ? Effect.die(e) : ' for i in range(terms))
+        + "Effect.fail(e)\n}\n"
+    )
+    function = Program({"h.ts": source}.get).module("h.ts").functions()[0]
+    found = exits(function)
+    assert len(found) == terms + 2 and len(found[-1].guards) == terms
+    test = found[0].guards[0].test
+    assert isinstance(test, Expr)
+    tagged = lambda tag: lambda atom: (atom.right.string_value == tag) if atom.operator == "===" else None  # noqa: E731
+    assert evaluate(test, tagged("T2999")) is True and evaluate(test, tagged("other")) is False
+
+
+def test_deep_namespace_blocks_are_read_without_recursion() -> None:
+    depth = 2_000
+    source = "namespace N {\n" * depth + "export const v = f()\n" + "}\n" * depth
+    module = Program({"n.ts": source}.get).module("n.ts")
+    assert module.has_namespace_blocks and "N" in module.declarations
+    assert "N." * 31 + "N" in module.declarations and "N." * 40 + "N" not in module.declarations
+    (call,) = module.calls()
+    assert call.callee == "f"
+
+
+def test_calls_within_is_the_calls_inside_a_node(program: Program) -> None:
+    for path in sorted(FILES):
+        module = program.module(path)
+        if module is None:
+            continue
+        everything = module.calls()
+        for function in module.functions():
+            node = function._node
+            naive = tuple(
+                c for c in everything if node.start_byte <= c._node.start_byte and c._node.end_byte <= node.end_byte
+            )
+            assert function.all_calls == naive

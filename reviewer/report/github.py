@@ -38,7 +38,7 @@ def render(report: Report) -> str:
     lines = [_command(f) for f in report.findings]
     if report.delta is not None:
         for d in report.delta.resolved:
-            where = f" at {d.path}:{d.line}" if d.path else ""
+            where = (f" at {d.path}" + (f":{d.line}" if d.line is not None else "")) if d.path else ""
             lines.append(f"::notice title={escape_property('resolved: ' + d.rule)}::{escape_data(d.title + where)}")
     counts = ", ".join(f"{report.count(s)} {s.value}" for s in Severity)
     verdict = f"reviewer {report.tool_version}: {report.verdict.value} ({counts})"

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 from typing import Any
+from urllib.parse import quote
 
 from reviewer.model import Finding, Location, Report, Severity
 
@@ -63,9 +64,21 @@ def _generic_rule(f: Finding) -> dict[str, Any]:
     }
 
 
+def artifact_uri(path: str) -> str:
+    """`path` as a relative reference (RFC 3986) that resolves against %SRCROOT%.
+
+    Everything but `/` and unreserved characters is percent-encoded, so a
+    space, `#`, `?` or `%` stays part of the path, and a first segment like
+    `https:x.ts` cannot read as a scheme (its `:` becomes `%3A`). Leading
+    slashes are encoded too: `//host/x` or `/etc/x` would leave the root.
+    """
+    stripped = path.lstrip("/")
+    return "%2F" * (len(path) - len(stripped)) + quote(stripped, safe="/")
+
+
 def _physical(loc: Location) -> dict[str, Any]:
     return {
-        "artifactLocation": {"uri": loc.path, "uriBaseId": "%SRCROOT%"},
+        "artifactLocation": {"uri": artifact_uri(loc.path), "uriBaseId": "%SRCROOT%"},
         "region": {"startLine": max(1, loc.line), "endLine": max(1, loc.end_line, loc.line)},
     }
 

@@ -21,6 +21,7 @@ from reviewer.typescript.statements import (
     strings_in,
     throws,
     words_on_lines,
+    error_scope,
 )
 
 __all__ = [
@@ -48,4 +49,5 @@ __all__ = [
     "strings_in",
     "throws",
     "words_on_lines",
+    "error_scope",
 ]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Sequence
+from typing import TYPE_CHECKING, Callable, Sequence
 
 import tree_sitter as ts
 
@@ -17,27 +17,46 @@ PIPE_FUNCTIONS = frozenset({"pipe", "Function.pipe"})
 
 
 _MAX_CHAIN = 64  # deeper fluent chains (generated code) are left unnamed, not a RecursionError
+# Longer names (absurd identifiers, or 64 links of long ones) are left unnamed
+# too: every call keeps its callee, so a name must not grow with the input.
+_MAX_NAME = 4096
+# An unnamed callee is reported by its normal form, cut to this around a `…`
+# when longer (`(yield* x).pipe`, but not a 20,000-link chain once per link).
+_MAX_UNNAMED = 512
+
+Parent = Callable[[ts.Node], "ts.Node | None"]
 
 
-def qualified_name(
-    module: "Module", node: ts.Node | None, memo: dict[int, str | None] | None = None, depth: int = 0
-) -> str | None:
+def _ts_parent(node: ts.Node) -> ts.Node | None:
+    return node.parent
+
+
+def qualified_name(module: "Module", node: ts.Node | None, depth: int = 0) -> str | None:
     """Import-resolved dotted name of a callee/reference expression.
 
     `Claim.clear` -> `SessionExecutionClaim.clear`; a fluent receiver keeps its
     call marker (`db.select().from`) so chain members stay distinguishable;
-    a curried callee gets `()` (`Effect.fn()`). None when there is no name.
+    a curried callee gets `()` (`Effect.fn()`). None when there is no name,
+    when naming it means going through more than _MAX_CHAIN calls, or when
+    the name would be longer than _MAX_NAME.
     """
     node = sx.strip(node)
     if node is None or depth > _MAX_CHAIN:
         return None
     if node.type == "call_expression":
-        inner = _callee_name(module, node, memo, depth)
-        return inner + "()" if inner else None
+        inner = qualified_name(module, sx.field(node, "function"), depth + 1)
+        return _curried(inner)
     split = sx.member_segments(node)
     if split is None:
         return None
     root, props = split
+    if root is not None and root.type == "call_expression" and props:
+        return _member(inner=qualified_name(module, sx.field(root, "function"), depth + 1), props=props)
+    return _rooted(module, root, props)
+
+
+def _rooted(module: "Module", root: ts.Node | None, props: list[str]) -> str | None:
+    """The name of a member path whose root is not a call."""
     if root is None:
         return None
     if root.type == "identifier":
@@ -45,23 +64,83 @@ def qualified_name(
         head = scoped if scoped is not None else module.program.qualified_head(module, sx.text(root))
     elif root.type in ("this", "super"):
         head = root.type
-    elif root.type == "call_expression" and props:
-        inner = _callee_name(module, root, memo, depth)
-        if inner is None:
-            return None
-        head = inner + "()"
     else:
         return None
-    return ".".join([head, *props])
+    return _capped(".".join([head, *props]))
 
 
-def _callee_name(module: "Module", call: ts.Node, memo: dict[int, str | None] | None, depth: int) -> str | None:
-    if memo is not None and call.id in memo:
-        return memo[call.id]
-    name = qualified_name(module, sx.field(call, "function"), memo, depth + 1)
-    if memo is not None:
-        memo[call.id] = name
-    return name
+def _curried(inner: str | None) -> str | None:
+    return _capped(inner + "()") if inner else None
+
+
+def _member(inner: str | None, props: list[str]) -> str | None:
+    return _capped(".".join([inner + "()", *props])) if inner is not None else None
+
+
+def _capped(name: str) -> str | None:
+    return name if len(name) <= _MAX_NAME else None
+
+
+def _inner_call(call: ts.Node) -> tuple[ts.Node | None, ts.Node | None, list[str] | None, ts.Node | None]:
+    """How `qualified_name` names a call's callee, read once.
+
+    (stripped callee, the call whose name it builds on or None, the member
+    segments after that call or else after the path's root (None when the
+    callee is not a path), the path's root when there is no inner call).
+    """
+    callee = sx.strip(sx.field(call, "function"))
+    if callee is None:
+        return None, None, None, None
+    if callee.type == "call_expression":
+        return callee, callee, [], None
+    split = sx.member_segments(callee)
+    if split is None:
+        return callee, None, None, None
+    root, props = split
+    if root is not None and root.type == "call_expression" and props:
+        return callee, root, props, None
+    return callee, None, props, root
+
+
+def call_name(module: "Module", call: ts.Node, memo: dict[int, tuple[str | None, int]] | None = None) -> str | None:
+    """`qualified_name` of a call's callee; with `memo`, each call of a chain is named once.
+
+    A chain is named from its innermost call outwards, each name built on
+    the one below it, in a loop (no recursion) and without a second walk
+    down the chain: the memo keeps every call's name and its level (how many
+    calls naming it goes through), so the answer is `qualified_name`'s
+    whatever order the calls are asked in.
+    """
+    if memo is None:
+        return qualified_name(module, sx.field(call, "function"))
+    known = memo.get(call.id)
+    if known is not None:
+        return known[0]
+    pending: list[tuple[ts.Node, ts.Node | None, ts.Node | None, list[str] | None, ts.Node | None]] = []
+    node: ts.Node | None = call
+    while node is not None and node.id not in memo:
+        callee, inner, props, root = _inner_call(node)
+        pending.append((node, callee, inner, props, root))
+        node = inner
+    for node, callee, inner, props, root in reversed(pending):
+        if inner is None:
+            # what `qualified_name(module, callee)` answers, without walking the path again
+            memo[node.id] = (_rooted(module, root, props) if props is not None else None, 0)
+            continue
+        inner_name, level = memo[inner.id]
+        level += 1
+        if level > _MAX_CHAIN or inner_name is None:
+            memo[node.id] = (None, level)
+        elif inner is callee:
+            memo[node.id] = (_curried(inner_name), level)
+        else:
+            memo[node.id] = (_member(inner_name, props or []), level)
+    return memo[call.id][0]
+
+
+def unnamed_callee(callee: ts.Node, forms: "sx.NormalForms | None", limit: int = _MAX_UNNAMED) -> str:
+    """How a callee without a name is spelled: its normal form, cut around `…` past `limit`."""
+    return sx.bounded_normal(callee, forms, limit)
 
 
 def last_segment(name: str) -> str:
@@ -92,21 +171,25 @@ def receiver_call(call: ts.Node) -> ts.Node | None:
     return inner if inner is not None and inner.type == "call_expression" else None
 
 
-def outer_chain_call(call: ts.Node) -> ts.Node | None:
-    """The call for which `call` is the receiver (`call.next(..)`), if any."""
+def outer_chain_call(call: ts.Node, parent_of: Parent = _ts_parent) -> ts.Node | None:
+    """The call for which `call` is the receiver (`call.next(..)`), if any.
+
+    `parent_of` is the module index's constant-time parent (tree-sitter's
+    own `.parent` costs the node's depth).
+    """
     node = call
-    parent = node.parent
+    parent = parent_of(node)
     while parent is not None and parent.type in ("parenthesized_expression", "non_null_expression"):
-        node, parent = parent, parent.parent
+        node, parent = parent, parent_of(parent)
     if parent is None or parent.type != "member_expression" or sx.field(parent, "object") != node:
         return None
-    grand = parent.parent
+    grand = parent_of(parent)
     if grand is not None and grand.type == "call_expression" and sx.field(grand, "function") == parent:
         return grand
     return None
 
 
-def chain_nodes(call: ts.Node) -> list[ts.Node]:
+def chain_nodes(call: ts.Node, parent_of: Parent = _ts_parent) -> list[ts.Node]:
     """The whole fluent chain `call` belongs to, innermost receiver first."""
     before: list[ts.Node] = []
     node: ts.Node | None = receiver_call(call)
@@ -115,10 +198,10 @@ def chain_nodes(call: ts.Node) -> list[ts.Node]:
         node = receiver_call(node)
     before.reverse()
     after: list[ts.Node] = []
-    node = outer_chain_call(call)
+    node = outer_chain_call(call, parent_of)
     while node is not None:
         after.append(node)
-        node = outer_chain_call(node)
+        node = outer_chain_call(node, parent_of)
     return [*before, call, *after]
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import bisect
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable, Iterator
 
 import tree_sitter as ts
 
@@ -50,6 +50,20 @@ class ModuleIndex:
         # `const NAME = value` inside functions, for folding `limit(BATCH)`.
         self._constants: dict[int, dict[str, ts.Node]] = {}
         self._call_starts: list[int] = []
+        # Deepest nesting the walk met; past DEEP, parents come from a map (below).
+        self.depth = 0
+        self._parents: dict[int, ts.Node] | None = None
+        # Path-compressed answers of upward walks, keyed by node id (see _nearest).
+        self._enclosing: dict[int, Function | None] = {}
+        self._nearest_memos: dict[str, dict[int, ts.Node | None]] = {}
+        # Fluent chains, shared by every member whose own chain is the same
+        # (see chain_of), and each member's position in it.
+        self._chains: dict[int, tuple[tuple[Call, ...], int]] = {}
+        # Each namespace block's enclosing one (None at top level), and while
+        # the walk runs, the block around the node it is at.
+        self._namespace_outer: dict[int, ts.Node | None] = {}
+        self._walking = False
+        self._walk_namespace: ts.Node | None = None
 
     # -- lookups -----------------------------------------------------------
     def expr(self, node: ts.Node) -> Expr:
@@ -66,21 +80,147 @@ class ModuleIndex:
         return tuple(self._calls_by_function.get(key, ()))
 
     def calls_within(self, node: ts.Node) -> tuple[Call, ...]:
+        """Calls inside `node` (itself included), in document order.
+
+        Calls are in document order, so those starting inside the node are
+        one run of `calls`; of them only an enclosing call that starts at
+        the same byte (`function () {}.bind(x)()`) ends outside it.
+        """
+        calls, end = self.calls, node.end_byte
         start = bisect.bisect_left(self._call_starts, node.start_byte)
-        out = []
-        for call in self.calls[start:]:
-            if call._node.start_byte >= node.end_byte:
-                break
-            if call._node.end_byte <= node.end_byte:
-                out.append(call)
-        return tuple(out)
+        stop = bisect.bisect_left(self._call_starts, end, lo=start)
+        return tuple(call for call in calls[start:stop] if call._node.end_byte <= end)
+
+    # -- parents ---------------------------------------------------------------
+    def parent(self, node: ts.Node) -> ts.Node | None:
+        """`node.parent`, in constant time however deep the tree.
+
+        tree-sitter finds a parent by descending from the root, so one
+        `.parent` costs the node's depth and a walk to the root its square:
+        on a 20,000-link fluent chain that is seconds per node. Trees no
+        deeper than DEEP keep asking tree-sitter (no memory spent); deeper
+        ones build a child -> parent map once, in one cursor walk.
+        """
+        if self.depth <= DEEP:
+            return node.parent
+        parents = self._parents
+        if parents is None:
+            parents = self._parents = _parent_map(self.module.root)
+        return parents.get(node.id)
+
+    def ancestors(self, node: ts.Node) -> Iterator[ts.Node]:
+        parent = self.parent(node)
+        while parent is not None:
+            yield parent
+            parent = self.parent(parent)
 
     def enclosing_function(self, node: ts.Node) -> Function | None:
-        for ancestor in sx.ancestors(node):
-            found = self._functions_by_id.get(ancestor.id)
+        """The innermost function strictly around `node`.
+
+        Path-compressed: every node passed on the way up remembers the
+        answer, so asking for every node of a deep nest costs its size, not
+        its size times its depth.
+        """
+        memo, functions = self._enclosing, self._functions_by_id
+        passed: list[int] = []
+        found: Function | None = None
+        current = self.parent(node)
+        while current is not None:
+            key = current.id
+            if key in memo:
+                found = memo[key]
+                break
+            found = functions.get(key)
             if found is not None:
-                return found
-        return None
+                break
+            passed.append(key)
+            current = self.parent(current)
+        for key in passed:
+            memo[key] = found
+        return found
+
+    def nearest(self, node: ts.Node, purpose: str, stop: "Callable[[ts.Node], bool]") -> ts.Node | None:
+        """The nearest proper ancestor of `node` for which `stop` holds, else None.
+
+        `stop` must depend on the ancestor alone (not on how it was reached),
+        so answers can be shared: each `purpose` names one `stop` and keeps
+        its own path-compressed memo.
+        """
+        memo = self._nearest_memos.setdefault(purpose, {})
+        passed: list[int] = []
+        found: ts.Node | None = None
+        current = self.parent(node)
+        while current is not None:
+            key = current.id
+            if key in memo:
+                found = memo[key]
+                break
+            if stop(current):
+                found = current
+                break
+            passed.append(key)
+            current = self.parent(current)
+        for key in passed:
+            memo[key] = found
+        return found
+
+    def namespace_labels(self, at: ts.Node) -> list[str]:
+        """Names of the `namespace N { }` blocks around `at`, innermost first (at most MAX_NAMESPACES)."""
+        if self._walking:
+            namespace = self._walk_namespace
+        else:
+            namespace = self.nearest(at, "namespace", _is_namespace)
+        labels: list[str] = []
+        while namespace is not None and len(labels) < MAX_NAMESPACES:
+            label = sx.field(namespace, "name")
+            if label is not None:
+                labels.append(sx.text(label))
+            if namespace.id in self._namespace_outer:
+                namespace = self._namespace_outer[namespace.id]
+            else:
+                namespace = self.nearest(namespace, "namespace", _is_namespace)
+        return labels
+
+    # -- fluent chains ----------------------------------------------------------
+    def chain_of(self, call: Call) -> tuple[tuple[Call, ...], int]:
+        """(the fluent chain `call` belongs to, innermost first; its position in it).
+
+        Computed once per chain: every member whose own chain would be the
+        same list gets the same tuple. A member's chain is the links below it
+        followed through receivers and the links above it followed through
+        outer calls; the two directions differ only around wrappers (`as T`,
+        a parenthesised callee), and only members on the wrong side of such a
+        link compute a chain of their own.
+        """
+        known = self._chains.get(call._node.id)
+        if known is not None:
+            return known
+        nodes = cx.chain_nodes(call._node, self.parent)
+        members = [(node, self.call_at(node)) for node in nodes]
+        chain = tuple(c for _, c in members if c is not None)
+        own = next(i for i, (node, _) in enumerate(members) if node == call._node)
+        # Links between consecutive nodes: seen from below (the outer call's
+        # receiver is the inner one) and from above (the inner call's outer
+        # chain call is the outer one).
+        count = len(nodes)
+        down = [cx.receiver_call(nodes[i + 1]) == nodes[i] for i in range(count - 1)]
+        up = [cx.outer_chain_call(nodes[i], self.parent) == nodes[i + 1] for i in range(count - 1)]
+        # Member p shares the list when every link below it is seen from below
+        # and every link above it from above.
+        shares_below = [True] * count
+        for i in range(1, count):
+            shares_below[i] = shares_below[i - 1] and down[i - 1]
+        shares_above = [True] * count
+        for i in range(count - 2, -1, -1):
+            shares_above[i] = shares_above[i + 1] and up[i]
+        position = 0
+        for i, (node, member) in enumerate(members):
+            if member is None:
+                continue
+            if i == own or (shares_below[i] and shares_above[i]):
+                self._chains[node.id] = (chain, position)
+            position += 1
+        return self._chains.get(call._node.id, (chain, len(chain)))
 
     def member_reads(self, prop: str) -> tuple[ts.Node, ...]:
         return tuple(self._members.get(prop, ()))
@@ -156,7 +296,27 @@ _NAMING = frozenset(
 
 
 def build_index(module: "Module") -> ModuleIndex:
-    return _Walker(module).run()
+    walker = _Walker(module)
+    # Callee names are resolved during the walk, and resolving one may ask
+    # the module where it is (`namespace` blocks): it asks the walk's index.
+    module.__dict__["_indexing"] = walker.index
+    walker.index._walking = True
+    try:
+        return walker.run()
+    finally:
+        walker.index._walking = False
+        walker.index._walk_namespace = None
+        module.__dict__.pop("_indexing", None)
+
+
+# Enclosing `namespace` blocks looked at when resolving a name (deeper ones
+# are generated code; each level costs a lookup per reference).
+MAX_NAMESPACES = 32
+_NAMESPACES = frozenset({"internal_module", "module"})
+
+
+def _is_namespace(node: ts.Node) -> bool:
+    return node.type in _NAMESPACES
 
 
 class _Walker:
@@ -173,31 +333,41 @@ class _Walker:
         self.calls: list[Call] = []
         self.properties: list[Property] = []
         self.counters: dict[int | None, int] = {}
-        # Qualified callee per call node: a fluent chain's receivers are named
-        # once, not once per later link.
-        self.names_memo: dict[int, str | None] = {}
+        # Qualified callee (and chain level) per call node: a fluent chain's
+        # receivers are named once, not once per later link.
+        self.names_memo: dict[int, tuple[str | None, int]] = {}
 
     def run(self) -> ModuleIndex:
-        # Frames are plain tuples (node, function, roles, case label): this loop
-        # runs once per syntax node, so allocation cost matters.
-        stack: list[tuple[ts.Node, Function | None, tuple[Role, ...], str | None]] = [
-            (self.module.root, None, (), None)
-        ]
+        # Frames are plain tuples (node, parent, depth, function, roles, case
+        # label): this loop runs once per syntax node, so allocation cost
+        # matters. The parent travels with the node because tree-sitter's own
+        # `.parent` costs the node's depth.
+        stack: list[
+            tuple[ts.Node, ts.Node | None, int, Function | None, tuple[Role, ...], str | None, ts.Node | None]
+        ] = [(self.module.root, None, 0, None, (), None, None)]
         # Locals: this loop is the hottest code of a review.
         regions, function_types, naming, skip = self.regions, sx.FUNCTION_TYPES, _NAMING, _SKIP
+        index = self.index
         pop, push = stack.pop, stack.append
+        deepest = 0
         while stack:
-            node, function, roles, case = pop()
+            node, parent, depth, function, roles, case, namespace = pop()
+            if depth > deepest:
+                deepest = depth
             if regions:
                 for role in regions.pop(node.id, ()):
                     roles = (role, *roles)
             kind = node.type
             if kind in function_types:
-                if kind == "method_definition" and self._is_hook_method(node):
+                if kind == "method_definition" and self._is_hook_method(node, parent):
                     roles = (Role.COMMIT_HOOK, *roles)
                 function = self._function(node, function, roles)
             elif kind == "call_expression":
+                index._walk_namespace = namespace
                 self._call(node, function, roles, case)
+            elif kind in _NAMESPACES:
+                index._namespace_outer[node.id] = namespace
+                namespace = node
             elif kind == "switch_case":
                 case = sx.string_value(sx.field(node, "value"))
                 if case is not None and case in self.table.failure_cases:
@@ -205,11 +375,12 @@ class _Walker:
             elif kind == "switch_default":
                 case = None
             if kind in naming:
-                self._names_and_properties(node, function)
+                self._names_and_properties(node, parent, function)
+            depth += 1
             for child in reversed(node.named_children):
                 if child.type not in skip:
-                    push((child, function, roles, case))
-        index = self.index
+                    push((child, node, depth, function, roles, case, namespace))
+        index.depth = deepest
         index.functions = tuple(self.functions)
         index.calls = tuple(self.calls)
         index.properties = tuple(self.properties)
@@ -217,8 +388,7 @@ class _Walker:
         return index
 
     # -- functions -----------------------------------------------------------
-    def _is_hook_method(self, node: ts.Node) -> bool:
-        parent = node.parent
+    def _is_hook_method(self, node: ts.Node, parent: ts.Node | None) -> bool:
         key = sx.property_key(sx.field(node, "name"))
         return parent is not None and parent.type == "object" and key in self.table.commit_hooks
 
@@ -250,14 +420,14 @@ class _Walker:
         self.index._functions_by_id[node.id] = function
         return function
 
-    def _names_and_properties(self, node: ts.Node, function: Function | None) -> None:
+    def _names_and_properties(self, node: ts.Node, parent: ts.Node | None, function: Function | None) -> None:
         kind = node.type
         if kind == "variable_declarator":
             name = sx.field(node, "name")
             if function is not None and name is not None:
                 self.index._bound.setdefault(function._node.id, set()).update(_pattern_names(name))
                 value = sx.field(node, "value")
-                declaration = node.parent
+                declaration = parent
                 is_const = declaration is not None and sx.text(sx.field(declaration, "kind")) == "const"
                 if is_const and name.type == "identifier" and value is not None:
                     self.index._constants.setdefault(function._node.id, {})[sx.text(name)] = value
@@ -275,17 +445,17 @@ class _Walker:
             target = function_of_value(value, self.opaque)
             if target is not None:
                 self.names.setdefault(target.id, key)
-            if kind == "pair" and node.parent is not None and node.parent.type == "object":
-                self.properties.append(_property(key, node, value, node.parent))
+            if kind == "pair" and parent is not None and parent.type == "object":
+                self.properties.append(_property(key, node, value, parent))
                 if key in self.table.commit_hooks:
                     self.regions.setdefault(value.id, []).append(Role.COMMIT_HOOK)
         elif kind == "method_definition":
             key = sx.property_key(sx.field(node, "name"))
-            if key is not None and node.parent is not None and node.parent.type == "object":
-                self.properties.append(_property(key, node, node, node.parent))
+            if key is not None and parent is not None and parent.type == "object":
+                self.properties.append(_property(key, node, node, parent))
         elif kind == "shorthand_property_identifier":
-            if node.parent is not None and node.parent.type == "object":
-                self.properties.append(_property(sx.text(node), node, node, node.parent))
+            if parent is not None and parent.type == "object":
+                self.properties.append(_property(sx.text(node), node, node, parent))
         elif kind == "assignment_expression":
             left = sx.strip(sx.field(node, "left"))
             target = function_of_value(sx.field(node, "right"), self.opaque)
@@ -307,9 +477,9 @@ class _Walker:
     # -- calls and the regions they open --------------------------------------
     def _call(self, node: ts.Node, function: Function | None, roles: tuple[Role, ...], case: str | None) -> None:
         callee_node = sx.field(node, "function")
-        callee = cx.qualified_name(self.module, callee_node, self.names_memo)
+        callee = cx.call_name(self.module, node, self.names_memo)
         if callee is None:
-            callee = sx.compact(callee_node, self.module.normal_forms) if callee_node is not None else ""
+            callee = cx.unnamed_callee(callee_node, self.module.normal_forms) if callee_node is not None else ""
         key = function._node.id if function is not None else None
         position = self.counters.get(key, 0)
         self.counters[key] = position + 1
@@ -356,7 +526,7 @@ class _Walker:
         if stage is None:
             return False
         if stage.type == "call_expression":
-            name = cx.qualified_name(self.module, sx.field(stage, "function"), self.names_memo)
+            name = cx.call_name(self.module, stage, self.names_memo)
         else:
             name = cx.qualified_name(self.module, stage)
         return name is not None and name in self.table.forks
@@ -364,6 +534,32 @@ class _Walker:
     def _mark(self, nodes: list[ts.Node], role: Role) -> None:
         for target in nodes:
             self.regions.setdefault(target.id, []).append(role)
+
+
+# Trees deeper than this get a parent map (ModuleIndex.parent). Real modules
+# nest a few dozen levels; a tree-sitter `.parent` at this depth is still cheap.
+DEEP = 200
+
+
+def _parent_map(root: ts.Node) -> dict[int, ts.Node]:
+    """Every node's parent by node id, in one cursor walk (which keeps its own path)."""
+    parents: dict[int, ts.Node] = {}
+    cursor = root.walk()
+    path = [root]  # path[-1] is the cursor's node
+    while True:
+        if cursor.goto_first_child():
+            node = cursor.node
+            parents[node.id] = path[-1]
+            path.append(node)
+            continue
+        while not cursor.goto_next_sibling():
+            if not cursor.goto_parent():
+                return parents
+            path.pop()
+        path.pop()
+        node = cursor.node
+        parents[node.id] = path[-1]
+        path.append(node)
 
 
 def _property(key: str, node: ts.Node, value: ts.Node, owner: ts.Node) -> Property:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field as dc_field
 from functools import cached_property
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable
 
 import tree_sitter as ts
 
@@ -19,7 +19,23 @@ from reviewer.typescript.parse import node_lines
 from reviewer.typescript.roles import Role
 
 if TYPE_CHECKING:
+    from reviewer.typescript.index import ModuleIndex
     from reviewer.typescript.module import Module
+
+# Strings (normal forms, source text) up to this many characters are kept on
+# the value once computed; longer ones are sliced again when asked, so that
+# asking for every link of a long chain does not keep a copy of it per link.
+_KEEP_CHARS = 256
+
+
+def _small_cached(owner: object, slot: str, compute: "Callable[[], str]") -> str:
+    cache = owner.__dict__
+    value = cache.get(slot)
+    if value is None:
+        value = compute()
+        if len(value) <= _KEEP_CHARS:
+            cache[slot] = value
+    return value
 
 # Wrappers through which a call's value passes unchanged to its consumer.
 _VALUE_WRAPPERS = frozenset(
@@ -60,13 +76,13 @@ class Expr:
     def _key(self) -> tuple[str, int, int, str]:
         return (self.path, self._node.start_byte, self._node.end_byte, self.kind)
 
-    @cached_property
+    @property
     def text(self) -> str:
-        return sx.text(self._node)
+        return _small_cached(self, "_text", lambda: sx.text(self._node))
 
-    @cached_property
+    @property
     def normalized(self) -> str:
-        return sx.normalized(self._node, self._module.normal_forms)
+        return _small_cached(self, "_normalized", lambda: sx.normalized(self._node, self._module.normal_forms))
 
     @property
     def string_value(self) -> str | None:
@@ -187,10 +203,11 @@ class Function:
     def all_calls(self) -> tuple["Call", ...]:
         return self._module._index.calls_within(self._node)
 
-    @cached_property
+    @property
     def body_text_normalized(self) -> str:
         body = sx.field(self._node, "body")
-        return sx.normalized(body if body is not None else self._node, self._module.normal_forms)
+        node = body if body is not None else self._node
+        return _small_cached(self, "_body_normalized", lambda: sx.normalized(node, self._module.normal_forms))
 
     @property
     def expr(self) -> Expr:
@@ -237,17 +254,17 @@ class Call:
 
     @cached_property
     def callee_text(self) -> str:
-        """The callee as written, whitespace and comments collapsed."""
+        """The callee as written, whitespace and comments collapsed (cut around `…` past 4,096 characters)."""
         node = self._node.child_by_field_name("function")
-        return sx.compact(node, self._module.normal_forms) if node is not None else ""
+        return sx.bounded_normal(node, self._module.normal_forms, cx._MAX_NAME) if node is not None else ""
 
-    @cached_property
+    @property
     def text(self) -> str:
-        return sx.text(self._node)
+        return _small_cached(self, "_text", lambda: sx.text(self._node))
 
-    @cached_property
+    @property
     def normalized(self) -> str:
-        return sx.normalized(self._node, self._module.normal_forms)
+        return _small_cached(self, "_normalized", lambda: sx.normalized(self._node, self._module.normal_forms))
 
     @property
     def changed(self) -> bool:
@@ -266,11 +283,15 @@ class Call:
         node = cx.receiver(self._node)
         return Expr(self._module, node) if node is not None else None
 
-    @cached_property
+    @property
     def chain(self) -> tuple["Call", ...]:
-        index = self._module._index
-        found = (index.call_at(node) for node in cx.chain_nodes(self._node))
-        return tuple(call for call in found if call is not None)
+        """The fluent chain this call belongs to, innermost first (one tuple shared by its members)."""
+        return self._module._index.chain_of(self)[0]
+
+    @property
+    def chain_position(self) -> int:
+        """This call's index in `chain`."""
+        return self._module._index.chain_of(self)[1]
 
     @cached_property
     def pipe_stages(self) -> tuple[Expr, ...]:
@@ -281,17 +302,17 @@ class Call:
     def piped_into(self) -> tuple[Expr, ...]:
         """Stages of every pipe applied to this call's value (directly or later in its chain)."""
         stages: list[Expr] = []
-        chain = self.chain
-        position = next((i for i, call in enumerate(chain) if call is self), len(chain))
+        index = self._module._index
+        chain, position = index.chain_of(self)
         for later in chain[position + 1 :]:
             if later.method == "pipe":
                 stages.extend(later.pipe_stages)
         # `pipe(thisCall, a, b)` and `pipe(thisCall.x().y(), a, b)`
         top = chain[-1]._node if chain else self._node
-        parent = top.parent
+        parent = index.parent(top)
         if parent is not None and parent.type == "arguments":
-            outer = parent.parent
-            host = self._module._index.call_at(outer) if outer is not None else None
+            outer = index.parent(parent)
+            host = index.call_at(outer) if outer is not None else None
             if host is not None and host.callee in cx.PIPE_FUNCTIONS and host.args and host.args[0]._node == top:
                 stages.extend(host.pipe_stages)
         return tuple(stages)
@@ -299,13 +320,13 @@ class Call:
     @property
     def host(self) -> "Call | None":
         """The call this call's value is an argument of (`H(this, ..)`, `H(yield* this)`)."""
+        index = self._module._index
         node = self._node
-        parent = node.parent
+        parent = index.parent(node)
         while parent is not None and parent.type in _VALUE_WRAPPERS:
-            node, parent = parent, parent.parent
-        if parent is None or parent.type != "arguments" or parent.parent is None:
-            return None
-        return self._module._index.call_at(parent.parent)
+            node, parent = parent, index.parent(parent)
+        grand = index.parent(parent) if parent is not None and parent.type == "arguments" else None
+        return index.call_at(grand) if grand is not None else None
 
     @cached_property
     def binding(self) -> tuple[str, str | None]:
@@ -317,24 +338,26 @@ class Call:
         (an argument, a property value, a condition: someone else owns it).
         """
         index = self._module._index
+        parent_of = index.parent
         node = self._node
         while True:
-            outer = cx.outer_chain_call(node)
+            outer = cx.outer_chain_call(node, parent_of)
             if outer is not None:
                 node = outer
                 continue
-            parent = node.parent
+            parent = parent_of(node)
             if parent is not None and parent.type in _VALUE_WRAPPERS:
                 node = parent
                 continue
-            if parent is not None and parent.type == "arguments" and parent.parent is not None:
-                host = index.call_at(parent.parent)
+            grand = parent_of(parent) if parent is not None and parent.type == "arguments" else None
+            if grand is not None:
+                host = index.call_at(grand)
                 # `pipe(this, a, b)`: the value continues as the pipe's result
                 if host is not None and host.callee in cx.PIPE_FUNCTIONS and sx.named(parent)[0] == node:
-                    node = parent.parent
+                    node = grand
                     continue
             break
-        parent = node.parent
+        parent = parent_of(node)
         if parent is None:
             return ("other", None)
         if parent.type == "variable_declarator" and sx.field(parent, "value") == node:
@@ -356,7 +379,7 @@ class Call:
         stop = self.enclosing._node if self.enclosing is not None else None
         path: list[int] = []
         node = self._node
-        for parent in sx.ancestors(node):
+        for parent in self._module._index.ancestors(node):
             if stop is not None and parent == stop:
                 break
             if parent.type in _STATEMENT_LISTS:
@@ -386,20 +409,43 @@ class Call:
             return False
         if self._node.end_byte > other._node.start_byte:
             return False
-        return not _exclusive(self._node, other._node)
+        return not _exclusive(self._module._index, self._node, other._node)
 
 
-def _exclusive(a: ts.Node, b: ts.Node) -> bool:
-    a_chain = [a, *sx.ancestors(a)]
+def _exclusive(index: "ModuleIndex", a: ts.Node, b: ts.Node) -> bool:
+    """`a` and `b` sit on different sides of one if/else, ternary or switch.
+
+    Decided at their lowest common ancestor. It is found from `a`'s side as
+    the first of `a` and its ancestors whose span holds `b`, so the walk
+    costs the distance between the two, not their depth (a deep tree would
+    make every `precedes` cost its depth); if spans mislead (zero-width error
+    nodes), both full ancestor chains are compared as before.
+    """
+    a_child: ts.Node | None = None
+    candidate: ts.Node | None = a
+    while candidate is not None and not (candidate.start_byte <= b.start_byte and b.end_byte <= candidate.end_byte):
+        a_child, candidate = candidate, index.parent(candidate)
+    if candidate is not None:
+        b_child = b
+        steps = 0
+        for ancestor in index.ancestors(b):
+            if ancestor.id == candidate.id:
+                if a_child is None:
+                    return False  # `a` holds `b`
+                return _branches_differ(ancestor, a_child, b_child)
+            b_child = ancestor
+            steps += 1
+            if ancestor.end_byte - ancestor.start_byte > candidate.end_byte - candidate.start_byte:
+                break  # walked past it: spans misled
+    a_chain = [a, *index.ancestors(a)]
     a_ids = {n.id: i for i, n in enumerate(a_chain)}
     b_child = b
-    for ancestor in sx.ancestors(b):
+    for ancestor in index.ancestors(b):
         if ancestor.id in a_ids:
-            index = a_ids[ancestor.id]
-            if index == 0:
+            position = a_ids[ancestor.id]
+            if position == 0:
                 return False
-            a_child = a_chain[index - 1]
-            return _branches_differ(ancestor, a_child, b_child)
+            return _branches_differ(ancestor, a_chain[position - 1], b_child)
         b_child = ancestor
     return False
 

@@ -76,12 +76,9 @@ class Module:
         """`N.name` when `name` is used inside `namespace N { }` that declares it."""
         if not self.has_namespace_blocks:
             return None
-        prefixes: list[str] = []
-        for ancestor in sx.ancestors(at):
-            if ancestor.type in ("internal_module", "module"):
-                label = sx.field(ancestor, "name")
-                if label is not None:
-                    prefixes.append(sx.text(label))
+        # While the index is being built, the walk itself knows where it is.
+        index = self.__dict__.get("_index") or self.__dict__.get("_indexing") or self._index
+        prefixes = index.namespace_labels(at)
         # innermost namespace first: inside `namespace A { namespace B { f() } }`
         # try A.B.f, then A.f
         outer_first = list(reversed(prefixes))
@@ -154,6 +151,10 @@ def function_of_value(node: ts.Node | None, opaque: Container[str] = ()) -> ts.N
     return None
 
 
+# Nesting of `namespace` blocks read for declarations (see _Header._namespace).
+_MAX_NAMESPACE_DEPTH = 32
+
+
 def read_module(
     path: str,
     text: str,
@@ -162,8 +163,7 @@ def read_module(
     resolve: Callable[[str, str], str | None],
 ) -> Module:
     header = _Header(path, resolve)
-    for statement in sx.named(tree.root_node):
-        header.statement(statement, prefix="", exported=False)
+    header.read(tree.root_node)
     return Module(
         path=path,
         text=text,
@@ -191,6 +191,19 @@ class _Header:
         self.stars: list[str] = []
         self.declarations: dict[str, ts.Node] = {}
         self.exported: set[str] = set()
+        # Statements still to read, next one last: namespace bodies and
+        # ambient blocks are queued, not recursed into (`namespace N {` can
+        # nest as deep as a file is long), in the order recursion would read them.
+        self._pending: list[tuple[ts.Node, str, bool]] = []
+
+    def read(self, root: ts.Node) -> None:
+        self._later(sx.named(root), "", False)
+        while self._pending:
+            node, prefix, exported = self._pending.pop()
+            self.statement(node, prefix, exported)
+
+    def _later(self, statements: list[ts.Node], prefix: str, exported: bool) -> None:
+        self._pending.extend((node, prefix, exported) for node in reversed(statements))
 
     def statement(self, node: ts.Node, prefix: str, exported: bool) -> None:
         kind = node.type
@@ -215,8 +228,7 @@ class _Header:
         elif kind == "enum_declaration":
             self._enum(node, prefix, exported)
         elif kind == "ambient_declaration":
-            for child in sx.named(node):
-                self.statement(child, prefix, exported)
+            self._later(sx.named(node), prefix, exported)
 
     def _declare(self, name: str, value: ts.Node, exported: bool) -> None:
         self.declarations.setdefault(name, value)
@@ -257,8 +269,10 @@ class _Header:
             return
         full = prefix + sx.text(name)
         self._declare(full, node, exported)
-        for statement in sx.named(body):
-            self.statement(statement, prefix=full + ".", exported=False)
+        # Deeper blocks are generated code: their members would be declared
+        # under names as long as the nesting (the file's size squared in all).
+        if full.count(".") < _MAX_NAMESPACE_DEPTH:
+            self._later(sx.named(body), full + ".", False)
 
     def _enum(self, node: ts.Node, prefix: str, exported: bool) -> None:
         name = sx.field(node, "name")

@@ -7,7 +7,7 @@ import posixpath
 import re
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Callable, Iterable, Iterator, Mapping
+from typing import TYPE_CHECKING, Callable, Iterable, Iterator, Mapping
 
 import tree_sitter as ts
 
@@ -17,6 +17,9 @@ from reviewer.typescript.module import Module, read_module
 from reviewer.typescript.parse import Parsers, dialect, error_regions, node_lines
 from reviewer.typescript.roles import DEFAULT_ROLES, RoleTable
 from reviewer.typescript.values import Folder, Value
+
+if TYPE_CHECKING:
+    from reviewer.typescript.index import ModuleIndex
 
 _TS_SUFFIXES = (".ts", ".tsx", ".mts", ".cts")
 _JS_TO_TS = {".js": (".ts", ".tsx"), ".jsx": (".tsx", ".ts"), ".mjs": (".mts",), ".cjs": (".cts",)}
@@ -327,7 +330,7 @@ class Program:
         for module in self._modules_of(paths):
             index = module._index
             for node in index.member_reads(prop):
-                parent = node.parent
+                parent = index.parent(node)
                 if parent is not None and parent.type in ("assignment_expression", "augmented_assignment_expression"):
                     if sx.field(parent, "left") == node:
                         continue  # `x.prop = ..` defines, it does not invoke
@@ -340,7 +343,7 @@ class Program:
                         end_line=end_line,
                         expr=Expr(module, node),
                         enclosing=index.enclosing_function(node),
-                        call=index.call_at(_host_call(node)),
+                        call=index.call_at(_host_call(index, node)),
                     )
                 )
         return out
@@ -441,11 +444,11 @@ def _references(args: tuple[Expr, ...], depth: int = 0) -> Iterator[Expr]:
             yield from _references(arg.elements, depth + 1)
 
 
-def _host_call(node: ts.Node) -> ts.Node | None:
+def _host_call(index: "ModuleIndex", node: ts.Node) -> ts.Node | None:
     """The innermost call whose callee or arguments contain `node`, within its function."""
-    for ancestor in sx.ancestors(node):
-        if ancestor.type in sx.FUNCTION_TYPES:
-            return None
-        if ancestor.type == "call_expression":
-            return ancestor
-    return None
+    found = index.nearest(node, "host-call", _call_or_function)
+    return found if found is not None and found.type == "call_expression" else None
+
+
+def _call_or_function(node: ts.Node) -> bool:
+    return node.type == "call_expression" or node.type in sx.FUNCTION_TYPES

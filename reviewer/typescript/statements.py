@@ -12,7 +12,7 @@ the public model values; tree-sitter nodes stay inside this package.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, Iterator
+from typing import Callable, Iterable, Iterator, Sequence
 
 import tree_sitter as ts
 
@@ -72,22 +72,43 @@ def evaluate(test: Expr, decide: Decide) -> bool | None:
 
 
 def _evaluate(module: Module, node: ts.Node | None, decide: Decide) -> bool | None:
-    node = sx.strip(node)
-    if node is None:
-        return None
-    if node.type == "unary_expression" and sx.text(sx.field(node, "operator")) == "!":
-        inner = _evaluate(module, sx.field(node, "argument"), decide)
-        return None if inner is None else not inner
-    if node.type == "binary_expression":
-        operator = sx.text(sx.field(node, "operator"))
-        left, right = sx.field(node, "left"), sx.field(node, "right")
-        if operator == "&&":
-            return _and(_evaluate(module, left, decide), _evaluate(module, right, decide))
-        if operator == "||":
-            return _or(_evaluate(module, left, decide), _evaluate(module, right, decide))
-        if operator in _COMPARISONS and left is not None and right is not None:
-            return decide(Atom(operator, Expr(module, left), Expr(module, right)))
-    return decide(Atom("", Expr(module, node)))
+    """`evaluate` on a node, in a loop: a condition of 20,000 `||` is one long
+    left-deep tree, too deep for recursion. Both sides of `&&`/`||` are
+    evaluated, left first, as atoms appear in the source."""
+    results: list[bool | None] = []
+    stack: list[tuple[str, ts.Node | None]] = [("eval", node)]
+    while stack:
+        step, item = stack.pop()
+        if step == "not":
+            inner = results.pop()
+            results.append(None if inner is None else not inner)
+            continue
+        if step in ("&&", "||"):
+            right_value = results.pop()
+            left_value = results.pop()
+            results.append(_and(left_value, right_value) if step == "&&" else _or(left_value, right_value))
+            continue
+        current = sx.strip(item)
+        if current is None:
+            results.append(None)
+            continue
+        if current.type == "unary_expression" and sx.text(sx.field(current, "operator")) == "!":
+            stack.append(("not", None))
+            stack.append(("eval", sx.field(current, "argument")))
+            continue
+        if current.type == "binary_expression":
+            operator = sx.text(sx.field(current, "operator"))
+            left, right = sx.field(current, "left"), sx.field(current, "right")
+            if operator in ("&&", "||"):
+                stack.append((operator, None))
+                stack.append(("eval", right))
+                stack.append(("eval", left))
+                continue
+            if operator in _COMPARISONS and left is not None and right is not None:
+                results.append(decide(Atom(operator, Expr(module, left), Expr(module, right))))
+                continue
+        results.append(decide(Atom("", Expr(module, current))))
+    return results[0]
 
 
 def _and(a: bool | None, b: bool | None) -> bool | None:
@@ -135,6 +156,83 @@ class Guard:
         return value is None or value == self.holds
 
 
+class GuardPath(Sequence[Guard]):
+    """The guards of one exit, outermost first: a read-only sequence of Guard.
+
+    Exits of one function share the guards of the code around them (the
+    100th branch of an `if / else if` chain runs under the 99 tests before
+    it, the 101st under the same 99 and one more), so each path is a link
+    to the path it extends plus the guards it adds: the exits of a function
+    cost its size, not size times depth. `all_admit` answers `all(g.admits(
+    decide) for g in path)` once per shared prefix.
+    """
+
+    __slots__ = ("_up", "_own", "_length", "_answers")
+
+    def __init__(self, up: "GuardPath | None" = None, own: tuple[Guard, ...] = ()) -> None:
+        self._up = up
+        self._own = own
+        self._length = (up._length if up is not None else 0) + len(own)
+        self._answers: dict[Decide, bool] | None = None
+
+    def extend(self, guards: Iterable[Guard]) -> "GuardPath":
+        own = tuple(guards)
+        return GuardPath(self, own) if own else self
+
+    def _links(self) -> list["GuardPath"]:
+        links: list[GuardPath] = []
+        link: GuardPath | None = self
+        while link is not None:
+            if link._own:
+                links.append(link)
+            link = link._up
+        links.reverse()
+        return links
+
+    def __iter__(self) -> Iterator[Guard]:
+        for link in self._links():
+            yield from link._own
+
+    def __len__(self) -> int:
+        return self._length
+
+    def __getitem__(self, index):  # type: ignore[no-untyped-def]
+        return tuple(self)[index]
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, (GuardPath, tuple, list)):
+            return tuple(self) == tuple(other)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(tuple(self))
+
+    def __repr__(self) -> str:
+        return f"GuardPath{tuple(self)!r}"
+
+    def all_admit(self, decide: Decide) -> bool:
+        """`all(g.admits(decide) for g in self)`, remembered on every shared prefix."""
+        pending: list[GuardPath] = []
+        result = True
+        link: GuardPath | None = self
+        while link is not None:
+            answers = link._answers
+            if answers is not None and decide in answers:
+                result = answers[decide]
+                break
+            pending.append(link)
+            link = link._up
+        for link in reversed(pending):
+            result = result and all(g.admits(decide) for g in link._own)
+            if link._answers is None:
+                link._answers = {}
+            link._answers[decide] = result
+        return result
+
+
+_NO_GUARDS = GuardPath()
+
+
 def guards(expr: Expr | Call, within: Function | None = None) -> tuple[Guard, ...]:
     """The conditions `expr` runs under, outermost first.
 
@@ -142,10 +240,11 @@ def guards(expr: Expr | Call, within: Function | None = None) -> tuple[Guard, ..
     directly around `expr` when `within` is None.
     """
     module, node = _parts(expr)
+    index = module._index
     stop = within._node if within is not None else None
     out: list[Guard] = []
     child = node
-    for parent in sx.ancestors(node):
+    for parent in index.ancestors(node):
         if parent == stop or (stop is None and sx.is_function(parent)):
             break
         out.extend(reversed(_guards_at(module, parent, child)))
@@ -182,17 +281,21 @@ def _guards_at(module: Module, parent: ts.Node, child: ts.Node) -> list[Guard]:
     return out
 
 
-def _case_guard(module: Module, case: ts.Node) -> list[Guard]:
-    body = case.parent
-    switch = body.parent if body is not None else None
+def _case_guard(module: Module, case: ts.Node, siblings: list[ts.Node] | None = None, position: int | None = None) -> list[Guard]:
+    """The guard of a `case`; `siblings`/`position` (the cases of its switch and
+    its index among them) spare a scan when the caller walks the switch."""
+    parent_of = module._index.parent
+    body = parent_of(case)
+    switch = parent_of(body) if body is not None else None
     subject = sx.strip(sx.field(switch, "value")) if switch is not None else None
     label = sx.field(case, "value")
     if subject is None or label is None or body is None:
         return []
     labels = [label]
     # `case "a": case "b": ..`: an empty case falls through into the next one
-    siblings = sx.named(body)
-    position = next((i for i, c in enumerate(siblings) if c == case), 0)
+    if siblings is None or position is None:
+        siblings = sx.named(body)
+        position = next((i for i, c in enumerate(siblings) if c == case), 0)
     for previous in reversed(siblings[:position]):
         if previous.type != "switch_case" or _case_body(previous):
             break
@@ -221,31 +324,47 @@ def _early_exits(module: Module, block: ts.Node, child: ts.Node) -> list[Guard]:
     for statement in _statements(block):
         if statement == child:
             break
-        test = sx.strip(sx.field(statement, "condition"))
-        if (
-            statement.type == "if_statement"
-            and test is not None
-            and sx.field(statement, "alternative") is None
-            and _always_jumps(sx.field(statement, "consequence"))
-        ):
-            out.append(Guard(Expr(module, test), False, "early-exit"))
+        guard = _early_exit(module, statement)
+        if guard is not None:
+            out.append(guard)
     return out
 
 
 def _always_jumps(node: ts.Node | None) -> bool:
-    """Control never continues past `node`: a jump, a block holding one, or an if/else jumping on both sides."""
+    """Control never continues past `node`: a jump, a block holding one, or an if/else jumping on both sides.
+
+    In a loop, not by recursion: an `if / else if` chain nests one level per branch.
+    """
     if node is None:
         return False
-    if node.type in _JUMPS:
-        return True
-    if node.type == "statement_block":
-        return any(_always_jumps(statement) for statement in sx.named(node))
-    if node.type == "else_clause":
-        return any(_always_jumps(statement) for statement in sx.named(node))
-    if node.type == "if_statement":
-        alternative = sx.field(node, "alternative")
-        return alternative is not None and _always_jumps(sx.field(node, "consequence")) and _always_jumps(alternative)
-    return False
+    known: dict[int, bool] = {}
+    stack: list[tuple[ts.Node, bool]] = [(node, False)]
+    while stack:
+        current, expanded = stack.pop()
+        kind = current.type
+        if kind in _JUMPS:
+            known[current.id] = True
+            continue
+        if kind in ("statement_block", "else_clause"):
+            parts = [p for p in sx.named(current)]
+            combine = any
+        elif kind == "if_statement":
+            alternative = sx.field(current, "alternative")
+            consequence = sx.field(current, "consequence")
+            if alternative is None or consequence is None:
+                known[current.id] = False
+                continue
+            parts = [consequence, alternative]
+            combine = all
+        else:
+            known[current.id] = False
+            continue
+        if not expanded:
+            stack.append((current, True))
+            stack.extend((p, False) for p in parts)
+        else:
+            known[current.id] = combine(known[p.id] for p in parts)
+    return known[node.id]
 
 
 def _statements(block: ts.Node) -> list[ts.Node]:
@@ -260,22 +379,42 @@ def _statements(block: ts.Node) -> list[ts.Node]:
 def statement_of(expr: Expr | Call) -> Expr | None:
     """The statement `expr` is part of (within its function), or None."""
     module, node = _parts(expr)
-    statement = _statement_node(node)
+    statement = _statement_node(module, node)
     return Expr(module, statement) if statement is not None else None
 
 
-def _statement_node(node: ts.Node) -> ts.Node | None:
+def _statement_node(module: Module, node: ts.Node) -> ts.Node | None:
+    """The statement `node` is part of, within its function.
+
+    The answer depends only on where a node sits, so every node passed on
+    the way up remembers it: asked for each call of a deep nest in one
+    statement, the walks add up to the nest's size, not size times depth.
+    """
+    index = module._index
+    memo = index._nearest_memos.setdefault("statement", {})
+    passed: list[int] = []
+    found: ts.Node | None = None
     current = node
-    while current.parent is not None:
-        parent = current.parent
+    while True:
+        if current.id in memo:
+            found = memo[current.id]
+            break
+        parent = index.parent(current)
+        if parent is None:
+            break
         if current.type in _LEAVES or parent.type in _STATEMENT_LISTS:
-            return current
+            found = current
+            break
         if parent.type in _BODIES and current.type.endswith("_statement") and current.type != "statement_block":
-            return current  # `if (x) yield* f()`: a statement without a block
+            found = current  # `if (x) yield* f()`: a statement without a block
+            break
+        passed.append(current.id)
         if sx.is_function(parent):
-            return None  # an arrow's expression body
+            break  # an arrow's expression body
         current = parent
-    return None
+    for key in passed:
+        memo[key] = found
+    return found
 
 
 def block_exit(call: Call) -> Expr | None:
@@ -285,12 +424,12 @@ def block_exit(call: Call) -> Expr | None:
     the first `return`/`throw`/`break`/`continue` among the statements after
     the call's statement in the same block. None if the block runs on.
     """
-    statement = _statement_node(call._node)
+    statement = _statement_node(call._module, call._node)
     if statement is None:
         return None
     if statement.type in _LEAVES:
         return Expr(call._module, statement)
-    block = statement.parent
+    block = call._module._index.parent(statement)
     if block is None or block.type not in _STATEMENT_LISTS:
         return None
     later = False
@@ -317,13 +456,13 @@ def jumps_past(first: Call, later: Call) -> bool:
         if sx.contains(node, first._node):
             return True  # `return yield* fail(..)`
         return node.end_byte <= later._node.start_byte
-    target = _jump_target(node)
+    target = _jump_target(jump._module, node)
     return target is not None and sx.contains(target, later._node) and node.end_byte <= later._node.start_byte
 
 
-def _jump_target(jump: ts.Node) -> ts.Node | None:
+def _jump_target(module: Module, jump: ts.Node) -> ts.Node | None:
     """The loop (or, for `break`, the switch) a `break`/`continue` leaves."""
-    for ancestor in sx.ancestors(jump):
+    for ancestor in module._index.ancestors(jump):
         if sx.is_function(ancestor):
             return None
         if ancestor.type in _LOOPS or (jump.type == "break_statement" and ancestor.type == "switch_statement"):
@@ -346,43 +485,119 @@ class Exit:
     kind: str
     value: Expr | None
     line: int
-    guards: tuple[Guard, ...]
+    guards: GuardPath  # a sequence of Guard, outermost first
 
 
 def exits(function: Function) -> tuple[Exit, ...]:
-    """Every way `function` ends, in source order (nested functions excluded)."""
+    """Every way `function` ends, in source order (nested functions excluded).
+
+    One walk down the body carries the guards of the code it is in (what
+    `guards(statement, within=function)` would find walking up from each
+    exit), so a function with thousands of nested branches costs its size.
+    """
     module, node = function._module, function._node
     body = sx.field(node, "body")
     if body is None:
         return ()
     if body.type != "statement_block":
-        return tuple(_split_value(module, "expression", body, ()))
+        return tuple(_split_value(module, "expression", body, _NO_GUARDS))
     out: list[Exit] = []
-    for statement in _own_statements(body, _LEAVES):
-        value = next(iter(sx.named(statement)), None)
-        found = guards(Expr(module, statement), within=function)
-        kind = "return" if statement.type == "return_statement" else "throw"
-        if value is None:
-            out.append(Exit(kind, None, node_lines(statement)[0], found))
-        else:
-            out.extend(_split_value(module, kind, value, found))
+    stack: list[tuple[ts.Node, GuardPath]] = [(body, _NO_GUARDS)]
+    case_places: dict[int, tuple[list[ts.Node], int]] = {}
+    while stack:
+        current, path = stack.pop()
+        if current.type in _LEAVES:
+            value = next(iter(sx.named(current)), None)
+            kind = "return" if current.type == "return_statement" else "throw"
+            if value is None:
+                out.append(Exit(kind, None, node_lines(current)[0], path))
+            else:
+                out.extend(_split_value(module, kind, value, path))
+            continue
+        children = [c for c in current.named_children if not sx.is_function(c) and c.type != "comment"]
+        stack.extend(reversed(_child_paths(module, current, children, path, case_places)))
     if not _always_jumps(body):
-        early = tuple(_early_exits(module, body, body))
+        early = _NO_GUARDS.extend(_early_exits(module, body, body))
         out.append(Exit("end", None, node_lines(body)[1], early))
     return tuple(out)
 
 
-def _split_value(module: Module, kind: str, value: ts.Node, found: tuple[Guard, ...]) -> Iterator[Exit]:
-    inner = _unwrapped(value)
-    if inner.type == "ternary_expression":
-        test = sx.strip(sx.field(inner, "condition"))
-        consequence, alternative = sx.field(inner, "consequence"), sx.field(inner, "alternative")
-        if test is not None and consequence is not None and alternative is not None:
-            condition = Expr(module, test)
-            yield from _split_value(module, kind, consequence, (*found, Guard(condition, True, "ternary")))
-            yield from _split_value(module, kind, alternative, (*found, Guard(condition, False, "ternary")))
-            return
-    yield Exit(kind, Expr(module, inner), node_lines(value)[0], found)
+def _child_paths(
+    module: Module,
+    parent: ts.Node,
+    children: list[ts.Node],
+    path: GuardPath,
+    case_places: dict[int, tuple[list[ts.Node], int]],
+) -> list[tuple[ts.Node, GuardPath]]:
+    """Each child with `path` extended by `_guards_at(module, parent, child)`.
+
+    A statement list is read once, its early exits accumulating as they go
+    by (each statement's path is the previous one's plus at most one guard),
+    instead of once per statement; a switch's cases learn their place from
+    the switch body (`case_places`) instead of searching for it.
+    """
+    kind = parent.type
+    if kind == "switch_body":
+        cases = sx.named(parent)
+        for i, case in enumerate(cases):
+            case_places[case.id] = (cases, i)
+        return [(child, path) for child in children]  # a switch body puts no guard of its own
+    if kind not in _STATEMENT_LISTS:
+        return [(child, path.extend(_guards_at(module, parent, child))) for child in children]
+    base = path
+    value = None
+    if kind == "switch_case":
+        value = sx.field(parent, "value")
+        siblings, position = case_places.get(parent.id, (None, None))
+        base = path.extend(_case_guard(module, parent, siblings, position))
+    early: list[Guard] = []
+    prefixes = [base]
+    before: dict[int, GuardPath] = {}
+    for statement in _statements(parent):
+        before[statement.id] = prefixes[-1]
+        guard = _early_exit(module, statement)
+        if guard is not None:
+            early.append(guard)
+            prefixes.append(prefixes[-1].extend((guard,)))
+    out: list[tuple[ts.Node, GuardPath]] = []
+    for child in children:
+        if value is not None and child == value:
+            out.append((child, path.extend(early)))  # a case's label: not under its own guard
+        else:
+            out.append((child, before.get(child.id, prefixes[-1])))
+    return out
+
+
+def _early_exit(module: Module, statement: ts.Node) -> Guard | None:
+    """The guard `if (test) return` puts on the statements after it, if `statement` is one."""
+    test = sx.strip(sx.field(statement, "condition"))
+    if (
+        statement.type == "if_statement"
+        and test is not None
+        and sx.field(statement, "alternative") is None
+        and _always_jumps(sx.field(statement, "consequence"))
+    ):
+        return Guard(Expr(module, test), False, "early-exit")
+    return None
+
+
+def _split_value(module: Module, kind: str, value: ts.Node, found: GuardPath) -> list[Exit]:
+    """One exit per ternary leaf of `value` (consequence before alternative), in a loop."""
+    out: list[Exit] = []
+    stack: list[tuple[ts.Node, GuardPath]] = [(value, found)]
+    while stack:
+        current, path = stack.pop()
+        inner = _unwrapped(current)
+        if inner.type == "ternary_expression":
+            test = sx.strip(sx.field(inner, "condition"))
+            consequence, alternative = sx.field(inner, "consequence"), sx.field(inner, "alternative")
+            if test is not None and consequence is not None and alternative is not None:
+                condition = Expr(module, test)
+                stack.append((alternative, path.extend((Guard(condition, False, "ternary"),))))
+                stack.append((consequence, path.extend((Guard(condition, True, "ternary"),))))
+                continue
+        out.append(Exit(kind, Expr(module, inner), node_lines(current)[0], path))
+    return out
 
 
 def _unwrapped(value: ts.Node) -> ts.Node:
@@ -398,19 +613,6 @@ def _unwrapped(value: ts.Node) -> ts.Node:
         if argument is None:
             return inner  # a bare `yield`
         node = argument
-
-
-def _own_statements(body: ts.Node, kinds: frozenset[str]) -> Iterator[ts.Node]:
-    """Statements of the given kinds in `body`, outside nested functions, in source order."""
-    stack = [body]
-    while stack:
-        node = stack.pop()
-        if node.type in kinds:
-            yield node
-            continue
-        for child in reversed(node.named_children):
-            if not sx.is_function(child) and child.type != "comment":
-                stack.append(child)
 
 
 # ------------------------------------------------------------------ what code mentions
@@ -472,6 +674,26 @@ def words_on_lines(module: Module, start: int, end: int) -> frozenset[str]:
             continue
         stack.extend(node.children)
     return frozenset(out)
+
+
+def error_scope(module: Module, start: int, end: int) -> tuple[int, int]:
+    """Lines an ERROR region at `start`..`end` may have broken: every top-level
+    statement it overlaps, and, for a region that is itself a top-level
+    statement, the statements on either side of it.
+
+    tree-sitter's recovery can move the tokens of a broken declaration anywhere
+    inside it, so the words *on* a region's lines understate what it hides.
+    """
+    children = module.root.children
+    lo, hi = start, end
+    for i, node in enumerate(children):
+        first, last = node.start_point[0] + 1, node.end_point[0] + 1
+        if last < start or first > end:
+            continue
+        around = children[max(i - 1, 0) : i + 2] if node.is_error or node.is_missing else (node,)
+        for n in around:
+            lo, hi = min(lo, n.start_point[0] + 1), max(hi, n.end_point[0] + 1)
+    return lo, hi
 
 
 def _leaves(node: ts.Node) -> Iterator[ts.Node]:

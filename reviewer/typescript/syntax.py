@@ -144,15 +144,23 @@ def property_key(node: ts.Node | None) -> str | None:
     return None
 
 
+# Member paths longer than this are not paths: asked for every member read
+# of a hostile `a.b.b.b...` (one per link), longer walks would be quadratic.
+MAX_SEGMENTS = 256
+
+
 def member_segments(node: ts.Node | None) -> tuple[ts.Node | None, list[str]] | None:
     """Split `root.a.b["c"]` into (root node, ["a", "b", "c"]); None if not a path.
 
     The root is whatever is left of the first `.`: an identifier, `this`, a
-    call (for fluent chains) or another expression; callers decide.
+    call (for fluent chains) or another expression; callers decide. More than
+    MAX_SEGMENTS segments is no path either.
     """
     node = strip(node)
     props: list[str] = []
     while node is not None:
+        if len(props) >= MAX_SEGMENTS:
+            return None
         if node.type == "member_expression":
             prop = field(node, "property")
             if prop is None:
@@ -201,6 +209,27 @@ def compact(node: ts.Node, forms: "NormalForms | None" = None) -> str:
     if not any(ch in raw for ch in " \t\r\n/"):
         return raw
     return normalized(node, forms)
+
+
+def bounded_normal(node: ts.Node, forms: "NormalForms | None", limit: int) -> str:
+    """`compact(node)` when it is at most `limit` characters, else its head and tail around `…`.
+
+    For names and messages that must not grow with the input: a node's
+    normal form is never longer than its source, so small nodes take the
+    exact path; large ones are measured on the file's joined tokens.
+    """
+    if node.end_byte - node.start_byte <= limit:
+        return compact(node, forms)
+    if forms is not None:
+        return forms.elided(node, limit)
+    return _elide(_join(_tokens(node)), limit)
+
+
+def _elide(full: str, limit: int) -> str:
+    if len(full) <= limit:
+        return full
+    head = limit // 2
+    return full[:head] + "…" + full[len(full) - (limit - head - 1) :]
 
 
 _VERBATIM = frozenset({"string", "template_string", "regex"})
@@ -305,20 +334,50 @@ class NormalForms:
         self._starts, self._ends, self._joined_starts, self._joined_ends = starts, ends, joined_starts, joined_ends
         self._joined = "".join(pieces)
 
-    def _slice(self, node: ts.Node) -> str:
+    def _bounds(self, node: ts.Node) -> tuple[int, int] | None:
+        """The node's normal form as a range of the joined text; None when it splits a token."""
         start, end = node.start_byte, node.end_byte
         starts, ends = self._starts, self._ends
         first = bisect.bisect_left(starts, start)
         stop = bisect.bisect_left(starts, end)  # tokens starting inside the node
         if (first > 0 and ends[first - 1] > start) or (stop > first and ends[stop - 1] > end):
-            return _join(_tokens(node))
+            return None
         if stop <= first:
-            return ""
+            return (0, 0)
+        return self._joined_starts[first], self._joined_ends[stop - 1]
+
+    def _slice(self, node: ts.Node) -> str:
+        bounds = self._bounds(node)
+        if bounds is None:
+            return _join(_tokens(node))
         assert self._joined is not None
-        return self._joined[self._joined_starts[first] : self._joined_ends[stop - 1]]
+        return self._joined[bounds[0] : bounds[1]]
+
+    def elided(self, node: ts.Node, limit: int) -> str:
+        """`of(node)`, cut to `limit` characters around `…` (head and tail) when longer.
+
+        Only the kept characters are copied: asked for every link of a long
+        chain this stays linear, where the whole normal form would not.
+        """
+        if self._joined is None:
+            self._build()
+        assert self._joined is not None
+        bounds = self._bounds(node)
+        if bounds is None:
+            return _elide(_join(_tokens(node)), limit)
+        start, end = bounds
+        if end - start <= limit:
+            return self._joined[start:end]
+        head = limit // 2
+        return self._joined[start : start + head] + "…" + self._joined[end - (limit - head - 1) : end]
 
 
 def ancestors(node: ts.Node) -> Iterator[ts.Node]:
+    """Ancestors by tree-sitter's `.parent`: each step costs the node's depth.
+
+    Inside the package, walks that may meet deep trees go through the module
+    index instead (`ModuleIndex.ancestors`, `.parent`, `.nearest`).
+    """
     parent = node.parent
     while parent is not None:
         yield parent
