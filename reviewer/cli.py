@@ -261,7 +261,7 @@ def cmd_reconstruct(args: argparse.Namespace) -> int:
 
 
 def cmd_rules(args: argparse.Namespace) -> int:
-    from reviewer.registry import discover
+    from reviewer.registry import catalog, discover
 
     families = discover()
     if args.markdown:
@@ -274,8 +274,10 @@ def cmd_rules(args: argparse.Namespace) -> int:
 
         sys.stdout.write(explain(families, args.explain))
         return EXIT_MERGE
-    for fam in families:
-        for spec in fam.checks:
+    # The families (sorted by id, each with its internal-error), then the checks
+    # the pipeline raises itself (integrity, suppression), which never run as rules.
+    for group in catalog(families):
+        for spec in group.checks:
             print(f"{spec.id:<48} {spec.severity.value:<10} {spec.summary}")
     return EXIT_MERGE
 

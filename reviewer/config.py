@@ -11,7 +11,9 @@
     rules = ["bounded-scan/starvation-order"]
 
 Unknown tables, families, options and rule ids are errors: a typo must not
-silently leave a rule on its defaults.
+silently leave a rule on its defaults. Integrity, suppression and
+`<family>/internal-error` checks can never be re-rated or disabled (the gate,
+the audit trail of silencing, a rule that proved nothing).
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ from typing import Any, Mapping
 from reviewer.errors import ReviewerError
 from reviewer.limits import INT_MAX, Limits, is_finite_number, is_integer, shown
 from reviewer.model import Severity
-from reviewer.registry import Family
+from reviewer.registry import Family, locked_reason
 
 CONFIG_PATH = "reviewer.toml"
 _BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
@@ -136,20 +138,28 @@ def _options(raw: Mapping[str, Any], families: tuple[Family, ...], where: str) -
     return options
 
 
-def _severities(raw: Mapping[str, Any], check_ids: set[str], where: str) -> dict[str, Severity]:
+def _known_rule(where: str, table: str, rule_id: str, families: tuple[Family, ...], check_ids: set[str]) -> None:
+    """Refuse an id [severity]/[disable] may not name: a check that is never
+    configurable (integrity, suppression, internal-error: one line saying why),
+    or one that does not exist."""
+    why = locked_reason(families, rule_id)
+    if why:
+        raise ReviewerError(f"{where} [{table}] {rule_id!r}: {why}")
+    if rule_id not in check_ids:
+        raise ReviewerError(f"{where} [{table}] {rule_id!r}: no such rule")
+
+
+def _severities(raw: Mapping[str, Any], families: tuple[Family, ...], check_ids: set[str], where: str) -> dict[str, Severity]:
     severities: dict[str, Severity] = {}
     for rule_id, value in _table(raw, "severity", where).items():
-        if rule_id not in check_ids:
-            raise ReviewerError(f"{where} [severity] {rule_id!r}: no such rule")
-        if rule_id.startswith("integrity/"):
-            raise ReviewerError(f"{where} [severity] integrity checks cannot be re-rated")
+        _known_rule(where, "severity", rule_id, families, check_ids)
         if not isinstance(value, str) or value not in {s.value for s in Severity}:
             raise ReviewerError(f"{where} [severity] {rule_id}: {shown(value)} is not must-fix, should-fix or consider")
         severities[rule_id] = Severity(value)
     return severities
 
 
-def _disabled(raw: Mapping[str, Any], check_ids: set[str], where: str) -> frozenset[str]:
+def _disabled(raw: Mapping[str, Any], families: tuple[Family, ...], check_ids: set[str], where: str) -> frozenset[str]:
     table = _table(raw, "disable", where)
     extra = sorted(set(table) - {"rules"})
     if extra:
@@ -158,8 +168,7 @@ def _disabled(raw: Mapping[str, Any], check_ids: set[str], where: str) -> frozen
     if not isinstance(rules, list) or not all(isinstance(r, str) for r in rules):
         raise ReviewerError(f"{where} [disable] rules must be a list of rule ids (strings), got {shown(rules)}")
     for rule_id in rules:
-        if rule_id not in check_ids:
-            raise ReviewerError(f"{where} [disable] {rule_id!r}: no such rule")
+        _known_rule(where, "disable", rule_id, families, check_ids)
     return frozenset(rules)
 
 
@@ -175,8 +184,8 @@ def build_config(raw: Mapping[str, Any], families: tuple[Family, ...], source: s
         )
     check_ids = {spec.id for f in families for spec in f.checks}
     options = _options(raw, families, where)
-    severities = _severities(raw, check_ids, where)
-    disabled = _disabled(raw, check_ids, where)
+    severities = _severities(raw, families, check_ids, where)
+    disabled = _disabled(raw, families, check_ids, where)
     limits = Limits.from_table(_table(raw, "limits", where), source)
     return Config(source, options, severities, disabled, limits=limits)
 

@@ -17,8 +17,9 @@ from reviewer.display import BIDI_CONTROLS, printable
 from reviewer.errors import ReviewerError
 from reviewer.gitio import RawChange, Repo, is_full_sha
 from reviewer.limits import Limits, check_patch, limits_check
-from reviewer.model import Check, CheckStatus
+from reviewer.model import Check, CheckStatus, Severity
 from reviewer.patchfile import HeaderInfo, NumstatEntry, PatchFile, numstat, sha256_file
+from reviewer.registry import CheckGroup, CheckSpec
 
 
 @dataclass(frozen=True)
@@ -287,3 +288,231 @@ def run_gate(
         return GateResult(tuple(checks), base_tree, patched_tree, entries, raw)
     checks.append(limits_check([]))
     return GateResult(tuple(checks), base_tree, patched_tree, entries)
+
+
+# ------------------------------------------------------------------ what each check means
+#
+# `reviewer rules --explain integrity/<name>` and the SARIF rule metadata read
+# these; review.py takes each failure's title and severity from them. A check
+# the gate gains needs its spec here (tests/test_registry.py enforces it).
+
+INTEGRITY_CHECKS: tuple[CheckSpec, ...] = (
+    CheckSpec(
+        id="integrity/base-commit",
+        severity=Severity.MUST_FIX,
+        title="Base commit is not in the repository",
+        summary="`--base` names a commit object that exists in the repository (a bare repository works); "
+        "a missing object, or the id of a tree, blob or tag, fails.",
+        why=(
+            "Everything is measured against the base: the patch is applied to its tree, the unchanged files the "
+            "rules read come from it, and so does reviewer.toml. A review against a commit the repository does "
+            "not have proves nothing about what will be merged. Anything but a full 40-hex id (a branch, a "
+            "short id) is refused before the review starts (exit 2): a ref can move while the review runs."
+        ),
+        bad=(
+            "reviewer review --repo . --base 5d41402abc4b2a76b9719d911017c592c0ffee00 --patch change.patch\n"
+            "# a full id, but of a commit this (shallow) clone never fetched"
+        ),
+        good=(
+            "git fetch origin main\n"
+            "reviewer review --repo . --base \"$(git rev-parse origin/main)\" --patch change.patch"
+        ),
+    ),
+    CheckSpec(
+        id="integrity/patch-sha256",
+        severity=Severity.MUST_FIX,
+        title="Patch does not match its SHA-256",
+        summary="The SHA-256 of the patch bytes, read once, equals `--patch-sha256`; skipped when none is given.",
+        why=(
+            "The digest pins the review to the exact bytes someone approved: a patch replaced or edited on its "
+            "way to the bot (a force-pushed branch, a truncated download, a swapped file) would otherwise be "
+            "reviewed, and merged, under the old approval. The bytes hashed are the bytes git applies and the "
+            "rules read; the patch is never read twice."
+        ),
+        bad=(
+            "reviewer review --repo . --base \"$BASE\" --patch change.patch \\\n"
+            "    --patch-sha256 2c26b46b68ffc68ff99b453c1d30413413422d706483bfa0f98a5e886266e7ae\n"
+            "# the digest of the version that was approved, but change.patch was edited since"
+        ),
+        good=(
+            "reviewer review --repo . --base \"$BASE\" --patch change.patch \\\n"
+            "    --patch-sha256 \"$APPROVED_SHA256\"   # published with the patch when it was approved"
+        ),
+    ),
+    CheckSpec(
+        id="integrity/artifact-sha256",
+        severity=Severity.MUST_FIX,
+        title="Artifact does not match its SHA-256",
+        summary="Each `--artifact FILE=SHA256` is readable and its SHA-256 matches; skipped when none is given.",
+        why=(
+            "Artifacts are the other inputs a verdict vouches for (a generated schema, a lock file, a build "
+            "output). Each is hashed once, before the review, and that digest is both checked and recorded in "
+            "the stored review's identity, so a file that changes during the review cannot pass under one "
+            "content and be remembered under another. An unreadable artifact fails too: unverified is not verified."
+        ),
+        bad=(
+            "reviewer review ... --artifact packages/core/schema.json="
+            "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08\n"
+            "# the digest of last week's schema.json; the file was regenerated since"
+        ),
+        good=(
+            "reviewer review ... --artifact packages/core/schema.json=\"$SCHEMA_SHA256\"\n"
+            "# the digest recorded when schema.json was generated for this change"
+        ),
+    ),
+    CheckSpec(
+        id="integrity/clean-apply",
+        severity=Severity.MUST_FIX,
+        title="Patch does not apply cleanly to the base",
+        summary="git reads the patch and applies it to the base tree in a temporary index (`git apply --cached`, "
+        "never the repository's index or work tree); a patch git cannot parse, or whose context does not match "
+        "the base, fails.",
+        why=(
+            "The rules judge the tree git builds from the base plus the patch. A patch made against another "
+            "commit, a truncated hunk, or one that only applies with fuzz has no patched tree that is certainly "
+            "the one that will be merged, so the report could not describe the change; the review fails instead "
+            "of guessing. Nothing the patch contains is executed, and the repository is never modified."
+        ),
+        bad=(
+            "diff --git a/src/session/lease.ts b/src/session/lease.ts\n"
+            "--- a/src/session/lease.ts\n"
+            "+++ b/src/session/lease.ts\n"
+            "@@ -12 +12 @@\n"
+            "-export const RENEW_MS = 10_000\n"
+            "+export const RENEW_MS = 20_000\n"
+            "# made against another commit: line 12 of the base reads `export const RENEW_MS = 5_000`"
+        ),
+        good=(
+            "git diff \"$BASE\" \"$HEAD\" > change.patch   # made against the exact base under review\n"
+            "reviewer review --repo . --base \"$BASE\" --patch change.patch\n"
+            "# or let `reviewer pr --base origin/main --head HEAD` compute the merge-base diff itself"
+        ),
+    ),
+    CheckSpec(
+        id="integrity/file-count",
+        severity=Severity.MUST_FIX,
+        title="Patch changes a different number of files than --expect-files",
+        summary="The number of files the patch changes, as git reads it (a file touched by two sections counts "
+        "once), equals `--expect-files`; skipped when none is given.",
+        why=(
+            "The count is a cheap, independent claim about the patch's scope, made by whoever approved it. A "
+            "patch that quietly grew a file (a CI workflow, a vendored script, a lock file) fails here even "
+            "when every hunk looks harmless on its own. It is counted from git's reading of the patch, not "
+            "from the patch's own headers, so a patch cannot misstate it."
+        ),
+        bad=(
+            "reviewer review ... --patch change.patch --expect-files 33\n"
+            "# change.patch also edits .github/workflows/ci.yml: it changes 34 files"
+        ),
+        good=(
+            "git diff --name-only \"$BASE\" \"$HEAD\" | wc -l     # 33, checked when the change was approved\n"
+            "reviewer review ... --patch change.patch --expect-files 33"
+        ),
+    ),
+    CheckSpec(
+        id="integrity/paths",
+        severity=Severity.MUST_FIX,
+        title="Patch writes an unsafe path",
+        summary="No path the patch writes or renames from is empty, absolute, has a `..` or `.` component, a "
+        "backslash, a control or bidirectional character, invalid UTF-8, a Windows device name, or lies inside "
+        "`.git/` (in any case, `.git.`, `git~1`, with code points HFS+ ignores); no file becomes a symbolic link "
+        "or a gitlink unless `--allow-symlinks` / `--allow-gitlinks` says so.",
+        why=(
+            "Paths are chosen by the patch's author. A file inside `.git/` can plant a hook or a config that "
+            "runs a program on the next git command; `..`, absolute paths and symbolic links write outside the "
+            "tree (CVE-2023-23946: a symlink, then a write through it); control and bidirectional characters "
+            "make a report show a different name than the one written. A patch with an unsafe path is not "
+            "reconstructed and no rule runs on it; the path is shown escaped, never raw."
+        ),
+        bad=(
+            "diff --git a/.git/config b/.git/config\n"
+            "new file mode 100644\n"
+            "--- /dev/null\n"
+            "+++ b/.git/config\n"
+            "@@ -0,0 +1,2 @@\n"
+            "+[core]\n"
+            "+    hooksPath = tools/hooks\n"
+            "# also refused: a/../../etc/profile, /etc/profile, .GIT/config, git~1/config,\n"
+            "# CON.ts, a name with ESC or U+202E in it, a new file with mode 120000 (a symlink)"
+        ),
+        good=(
+            "diff --git a/src/session/lease.ts b/src/session/lease.ts\n"
+            "--- a/src/session/lease.ts\n"
+            "+++ b/src/session/lease.ts\n"
+            "# a relative path inside the tree, written as a regular file"
+        ),
+    ),
+    CheckSpec(
+        id="integrity/limits",
+        severity=Severity.MUST_FIX,
+        title="Patch is over a resource limit",
+        summary="The patch and its files stay within [limits]: `max_patch_bytes` and `max_files` for the patch; "
+        "for each changed .ts/.tsx/.mts/.cts file `max_file_bytes`, `max_line_length`, no NUL byte and valid "
+        "UTF-8. Over a limit there fails the review; over `max_file_bytes` or `max_line_length` in a file no "
+        "rule parses is a `consider` note that the file was not analysed.",
+        why=(
+            "A giant or minified input must fail clearly, never hang the bot or be skipped in silence: a "
+            "TypeScript file the rules cannot read is a file where a violation could hide, so the review fails "
+            "closed rather than pass it unread. A file no family parses (JSON, Markdown, a lock file) changes "
+            "nothing the rules can see, so it is only a note. The limits are read from the base, before the "
+            "patch is, so a patch cannot raise them."
+        ),
+        bad=(
+            "+export const bundle = \"...\"   // src/session/bundle.ts: a 250,000-character minified line,\n"
+            "                               // over max_line_length = 100000"
+        ),
+        good=(
+            "# keep generated bundles out of .ts sources, or raise the bound in the base's reviewer.toml:\n"
+            "[limits]\n"
+            "max_line_length = 300000"
+        ),
+    ),
+    CheckSpec(
+        id="integrity/config-edited",
+        severity=Severity.CONSIDER,
+        title="The patch edits reviewer.toml; the edit was not applied",
+        summary="The patch changes reviewer.toml; the review still ran on the configuration of the base "
+        "commit (or `--config`), never on the patched one.",
+        why=(
+            "A patch must not be able to weaken the rules that judge it: raise a bound, disable a check or "
+            "re-rate a must-fix in the same change that needs it. The note tells maintainers that the "
+            "configuration changes too, so they review it as code; it takes effect once merged."
+        ),
+        bad=(
+            "diff --git a/reviewer.toml b/reviewer.toml\n"
+            "--- a/reviewer.toml\n"
+            "+++ b/reviewer.toml\n"
+            "@@ -1,2 +1,5 @@\n"
+            " [rules.bounded-scan]\n"
+            " bound = 100\n"
+            "+\n"
+            "+[disable]\n"
+            "+rules = [\"lease-renewal/lost-suppressed\"]\n"
+            "# in the same patch as the code that swallows Lost"
+        ),
+        good="# change reviewer.toml in a pull request of its own; the code change is then judged by the merged rules",
+    ),
+)
+
+INTEGRITY = CheckGroup(
+    id="integrity",
+    summary=(
+        "The integrity gate: before any rule runs it proves the inputs are what they claim (the base commit "
+        "exists, the patch and artifacts match their hashes, the patch applies cleanly, the file count is as "
+        "stated, every path is safe, the patch is within limits). A failed check is a must-fix finding and "
+        "forces DO-NOT-MERGE."
+    ),
+    checks=INTEGRITY_CHECKS,
+    locked=(
+        "integrity checks can never be re-rated or disabled: they are the gate that proves the inputs are "
+        "what they claim, and a review of anything else proves nothing"
+    ),
+)
+
+
+def integrity_check(check_id: str) -> CheckSpec:
+    """The spec of `integrity/<name>`; a KeyError for an id without one."""
+    spec = INTEGRITY.check(check_id)
+    if spec is None:
+        raise KeyError(f"no integrity check {check_id!r}")
+    return spec

@@ -21,6 +21,7 @@ from reviewer.integrity import (
     GateResult,
     Inputs,
     check_base,
+    integrity_check,
     parse_artifact,
     parse_sha256,
     printable_path,
@@ -166,25 +167,24 @@ def _load_config(req: Request, repo: Repo, base_tree: str | None, families: tupl
 
 
 def _check_findings(checks: tuple[Check, ...]) -> list[Finding]:
-    """Every failed integrity check is also a must-fix finding."""
-    return [
-        Finding(
-            rule=check.id,
-            severity=Severity.MUST_FIX,
-            title=f"Integrity check failed: {check.id.split('/', 1)[1]}",
-            message=check.detail,
-            location=None,
-            anchor=check.detail,
+    """Every failed integrity check is also a finding: its title and (must-fix)
+    severity are the check's spec (reviewer/integrity.py), its message the detail."""
+    findings = []
+    for check in checks:
+        if check.status is not CheckStatus.FAIL:
+            continue
+        spec = integrity_check(check.id)
+        findings.append(
+            Finding(rule=spec.id, severity=spec.severity, title=spec.title, message=check.detail, location=None, anchor=check.detail)
         )
-        for check in checks
-        if check.status is CheckStatus.FAIL
-    ]
+    return findings
 
 
 def _limits_note(note: str) -> Finding:
+    """A file no rule parses is over a per-file limit: integrity/limits, but only a note."""
     path = note.split(": ", 1)[0]
     return Finding(
-        rule="integrity/limits",
+        rule=integrity_check("integrity/limits").id,
         severity=Severity.CONSIDER,
         title="File not analysed: over a size limit",
         message=f"{note}. No rule family parses this kind of file, so the review still stands; raise the limit under [limits] to include it.",
@@ -197,11 +197,12 @@ def _config_edit_finding(changeset: ChangeSet, config: Config) -> list[Finding]:
     changed = changeset.file(CONFIG_PATH)
     if changed is None:
         return []
+    spec = integrity_check("integrity/config-edited")
     return [
         Finding(
-            rule="integrity/config-edited",
-            severity=Severity.CONSIDER,
-            title=f"The patch edits {CONFIG_PATH}; the edit was not applied",
+            rule=spec.id,
+            severity=spec.severity,
+            title=spec.title,
             message=(
                 f"Rules are configured from {config.source}, never from the patch under review, so a patch "
                 "cannot weaken the rules that judge it. The new configuration takes effect once merged."

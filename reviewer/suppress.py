@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 from reviewer.changeset import ChangeSet, ChangedFile
 from reviewer.model import Finding, Location, Severity
+from reviewer.registry import CheckGroup, CheckSpec
 
 MARKER = "reviewer-ignore"
 _OPENERS = ("//", "#", "/*", "<!--")
@@ -129,11 +130,11 @@ def _matches(directive: Directive, finding: Finding) -> bool:
     return any(r == finding.rule or r == finding.family for r in directive.rules)
 
 
-def _meta(rule: str, severity: Severity, title: str, message: str, d: Directive) -> Finding:
+def _meta(spec: CheckSpec, message: str, d: Directive) -> Finding:
     return Finding(
-        rule=f"suppression/{rule}",
-        severity=severity,
-        title=title,
+        rule=spec.id,
+        severity=spec.severity,
+        title=spec.title,
         message=message,
         location=Location(d.path, d.line, d.line),
         anchor=f"{d.path}:{','.join(d.rules)}:{d.reason}",
@@ -156,15 +157,14 @@ def apply_suppressions(findings: list[Finding], changeset: ChangeSet | None) -> 
             suppressed.append(Suppressed(finding, hit))
     for d in directives:
         if not d.rules:
-            kept.append(_meta("malformed", Severity.SHOULD_FIX, "Suppression names no rule",
-                              "A reviewer-ignore comment must name the rule it silences: "
+            kept.append(_meta(MALFORMED, "A reviewer-ignore comment must name the rule it silences: "
                               "`reviewer-ignore: <family>/<check> -- <reason>`.", d))
         elif not d.reason:
-            kept.append(_meta("missing-reason", Severity.SHOULD_FIX, "Suppression without a reason",
+            kept.append(_meta(MISSING_REASON,
                               f"`reviewer-ignore: {', '.join(d.rules)}` gives no reason after `--`, so it silences "
                               "nothing: say why the finding does not apply.", d))
         elif d not in used:
-            kept.append(_meta("unused", Severity.CONSIDER, "Unused suppression",
+            kept.append(_meta(UNUSED,
                               f"`reviewer-ignore: {', '.join(d.rules)}` matches no finding on this line or the next; "
                               "remove it so it cannot hide a future defect.", d))
     return kept, suppressed
@@ -184,3 +184,78 @@ def in_scope(finding: Finding, changeset: ChangeSet | None, scope: Scope) -> boo
     # Cross-file invariants: an unchanged line is in scope when a related
     # location the patch changed is what makes it wrong.
     return _touches(changeset, loc) or any(_touches(changeset, r) for r in finding.related)
+
+
+# ------------------------------------------------------------------ what each check means
+#
+# `reviewer rules --explain suppression/<name>` and the SARIF rule metadata read
+# these; `_meta` takes each finding's title and severity from them.
+
+MALFORMED = CheckSpec(
+    id="suppression/malformed",
+    severity=Severity.SHOULD_FIX,
+    title="Suppression names no rule",
+    summary="A `reviewer-ignore:` comment names no rule id (`<family>` or `<family>/<check>`: lowercase letters, "
+    "digits and dashes); it silences nothing.",
+    why=(
+        "A suppression is an audit record: which finding was silenced, where, and why. One that names no rule "
+        "silences nothing but reads as if it did, and is usually a typo that leaves the finding it was meant "
+        "for standing (or an attempt at a blanket ignore, which does not exist)."
+    ),
+    bad=(
+        "// reviewer-ignore: -- Lost is re-raised by the caller\n"
+        "// reviewer-ignore: Lease_Renewal -- Lost is re-raised by the caller"
+    ),
+    good="// reviewer-ignore: lease-renewal/lost-suppressed -- Lost is re-raised by the caller (runLoop)",
+)
+
+MISSING_REASON = CheckSpec(
+    id="suppression/missing-reason",
+    severity=Severity.SHOULD_FIX,
+    title="Suppression without a reason",
+    summary="A `reviewer-ignore:` comment names rules but gives no reason after `--`; it silences nothing.",
+    why=(
+        "The reason is the audit trail of silencing: a maintainer reading the report must see why a finding "
+        "was judged not to apply, above all when the patch itself adds the suppression. Without one the "
+        "finding stays reported, and this finding says why."
+    ),
+    bad=(
+        "// reviewer-ignore: lease-renewal/lost-suppressed\n"
+        "yield* cleanup.pipe(Effect.catchTag(\"Lost\", () => Effect.void))"
+    ),
+    good=(
+        "// reviewer-ignore: lease-renewal/lost-suppressed -- Lost is re-raised by the caller (runLoop)\n"
+        "yield* cleanup.pipe(Effect.catchTag(\"Lost\", () => Effect.void))"
+    ),
+)
+
+UNUSED = CheckSpec(
+    id="suppression/unused",
+    severity=Severity.CONSIDER,
+    title="Unused suppression",
+    summary="A `reviewer-ignore:` comment with a reason matches no finding on its own line or the next one.",
+    why=(
+        "A stale suppression waits for the code around it to change: the next real defect reported on that "
+        "line would be silenced by a reason written for something else, and nobody would re-judge it. Remove "
+        "it once the finding it was written for is gone."
+    ),
+    bad=(
+        "// reviewer-ignore: bounded-scan/unbounded -- recovery reads one session\n"
+        "const rows = yield* db.select().from(SessionInputTable).where(eq(SessionInputTable.session_id, id))\n"
+        "// a query pinned to one session is not a scan: nothing here is reported, nothing is silenced"
+    ),
+    good="const rows = yield* db.select().from(SessionInputTable).where(eq(SessionInputTable.session_id, id))",
+)
+
+SUPPRESSION = CheckGroup(
+    id="suppression",
+    summary=(
+        "Checks on the `reviewer-ignore` comments themselves: each must name the rule it silences and say "
+        "why after `--`, and one that matches no finding is reported. Integrity findings can never be silenced."
+    ),
+    checks=(MALFORMED, MISSING_REASON, UNUSED),
+    locked=(
+        "suppression checks can never be re-rated or disabled: they are the audit trail of silencing, "
+        "and a silenced finding must stay visible and justified"
+    ),
+)

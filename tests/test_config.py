@@ -251,3 +251,81 @@ def test_a_float_option_given_as_an_integer_is_the_same_configuration() -> None:
     as_float = build_config(parse_toml(b"[rules.lease-renewal]\nmax_period_fraction = 1.0\n", "t"), families, "t")
     assert as_int.for_family("lease-renewal")["max_period_fraction"] == 1.0
     assert as_int.digest == as_float.digest
+
+
+# ---------------------------------------------------------------- checks that are never configurable
+#
+# Integrity checks are the gate, suppression checks the audit trail of
+# silencing, and an internal error means a family proved nothing: [severity]
+# and [disable] may name none of them, and say so (and why) in one line.
+
+NEVER_CONFIGURABLE = [
+    ("integrity/clean-apply", "they are the gate"),
+    ("integrity/limits", "they are the gate"),
+    ("integrity/config-edited", "they are the gate"),
+    ("integrity", "they are the gate"),
+    ("suppression/missing-reason", "they are the audit trail of silencing"),
+    ("suppression/unused", "they are the audit trail of silencing"),
+    ("suppression", "they are the audit trail of silencing"),
+    ("lease-renewal/internal-error", "proved nothing, so the verdict fails closed"),
+    ("bounded-scan/internal-error", "proved nothing, so the verdict fails closed"),
+]
+
+
+def _severity_table(rule_id: str) -> str:
+    return f'[severity]\n"{rule_id}" = "consider"\n'
+
+
+def _disable_table(rule_id: str) -> str:
+    return f'[disable]\nrules = ["{rule_id}"]\n'
+
+
+@pytest.mark.parametrize("table, render", [("severity", _severity_table), ("disable", _disable_table)])
+@pytest.mark.parametrize("rule_id, why", NEVER_CONFIGURABLE)
+def test_builtin_checks_can_never_be_re_rated_or_disabled(table, render, rule_id, why) -> None:
+    from reviewer.registry import discover
+
+    with pytest.raises(ReviewerError) as info:
+        build_config(parse_toml(render(rule_id).encode(), "t.toml"), discover(), "t.toml")
+    message = str(info.value)
+    assert message.startswith(f"t.toml: [{table}] {rule_id!r}: ") and "\n" not in message
+    assert "can never be re-rated or disabled" in message and why in message
+
+
+@pytest.mark.parametrize("render", [_severity_table, _disable_table])
+@pytest.mark.parametrize("rule_id", ["integrity/nope", "suppression/nope", "nope/internal-error", "integrity/", "internal-error"])
+def test_unknown_ids_near_builtin_ones_are_still_no_such_rule(render, rule_id) -> None:
+    from reviewer.registry import discover
+
+    with pytest.raises(ReviewerError) as info:
+        build_config(parse_toml(render(rule_id).encode(), "t.toml"), discover(), "t.toml")
+    assert str(info.value).endswith(f"{rule_id!r}: no such rule")
+
+
+def test_a_test_familys_internal_error_is_refused_too(tmp_path) -> None:
+    """The refusal follows the families actually configured, not a fixed list."""
+    cfg = tmp_path / "bad.toml"
+    cfg.write_text(_disable_table("probe/internal-error"))
+    with pytest.raises(ReviewerError, match="can never be re-rated or disabled"):
+        _review(tmp_path, None, None, str(cfg))
+
+
+@pytest.mark.parametrize("source", ["--config", "base"])
+def test_re_rating_an_integrity_check_exits_2_with_one_line(tmp_path, capsys, source) -> None:
+    text = _severity_table("integrity/paths")
+    base = {"src/a.ts": "a\n"}
+    if source == "base":
+        base["reviewer.toml"] = text
+    repo, sha, patch, _ = make_change(tmp_path, base, {"src/a.ts": "b\n"})
+    extra: tuple[str, ...] = ()
+    where = "reviewer.toml at base"
+    if source == "--config":
+        cfg = tmp_path / "ci.toml"
+        cfg.write_text(text)
+        extra, where = ("--config", str(cfg)), str(cfg)
+    assert _cli(repo.path, sha, patch, *extra) == 2
+    _one_line_error(
+        capsys, where,
+        "[severity] 'integrity/paths': integrity checks can never be re-rated or disabled: they are the gate "
+        "that proves the inputs are what they claim, and a review of anything else proves nothing",
+    )

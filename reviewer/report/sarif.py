@@ -16,27 +16,22 @@ from reviewer.model import Finding, Location, Report, Severity
 SCHEMA_URI = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
 LEVEL = {Severity.MUST_FIX: "error", Severity.SHOULD_FIX: "warning", Severity.CONSIDER: "note"}
 
-# Checks that exist outside the rule families: the gate, suppressions, rule errors.
-_BUILTIN = {
-    "suppression/missing-reason": "A reviewer-ignore comment without a reason after `--`.",
-    "suppression/malformed": "A reviewer-ignore comment that names no rule.",
-    "suppression/unused": "A reviewer-ignore comment that matches no finding.",
-    "integrity/config-edited": "The patch edits reviewer.toml; the edit is not applied to its own review.",
-}
-
 
 def _rule_docs() -> dict[str, dict[str, Any]]:
-    from reviewer.registry import discover
+    """SARIF rule metadata of every check the registry knows: each family's checks
+    and internal-error, the integrity gate and the suppression checks."""
+    from reviewer.registry import catalog, discover
 
     docs: dict[str, dict[str, Any]] = {}
-    for fam in discover():
-        for spec in fam.checks:
+    for group in catalog(discover()):
+        for spec in group.checks:
             help_text = "\n\n".join(
                 part for part in (
                     spec.summary,
                     f"Why: {spec.why}" if spec.why else "",
                     f"Bad:\n{spec.bad.strip()}" if spec.bad else "",
                     f"Good:\n{spec.good.strip()}" if spec.good else "",
+                    f"Configuration: {group.locked_for(spec.id)}." if group.locked_for(spec.id) else "",
                 ) if part
             )
             docs[spec.id] = {
@@ -46,19 +41,19 @@ def _rule_docs() -> dict[str, dict[str, Any]]:
                 "fullDescription": {"text": spec.summary},
                 "help": {"text": help_text},
                 "defaultConfiguration": {"level": LEVEL[spec.severity]},
-                "properties": {"tags": [fam.id], "severity": spec.severity.value},
+                "properties": {"tags": [group.id], "severity": spec.severity.value},
             }
     return docs
 
 
 def _generic_rule(f: Finding) -> dict[str, Any]:
-    text = _BUILTIN.get(f.rule, f.title)
+    """A rule the registry does not document (a family passed in by a caller, not discovered)."""
     return {
         "id": f.rule,
         "name": f.rule.replace("/", "."),
-        "shortDescription": {"text": text},
-        "fullDescription": {"text": text},
-        "help": {"text": text},
+        "shortDescription": {"text": f.title},
+        "fullDescription": {"text": f.title},
+        "help": {"text": f.title},
         "defaultConfiguration": {"level": LEVEL[f.severity]},
         "properties": {"tags": [f.family], "severity": f.severity.value},
     }
