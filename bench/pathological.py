@@ -2,24 +2,33 @@
 
     .venv/bin/python bench/pathological.py                       # every shape, default sizes
     .venv/bin/python bench/pathological.py --shapes pipe-chain --sizes 1000,2000,4000,8000,16000
-    .venv/bin/python bench/pathological.py --max-mem-mb 6000 --timeout 300
+    .venv/bin/python bench/pathological.py --max-mem-mb 6000 --timeout 300 --json /tmp/p.json
 
-Each input is one patch adding one TypeScript file (or, for `suppression`,
-one line) to a one-file base, built deterministically into a real git
-repository under bench/.work/pathological/. Every size is reviewed by the CLI
-in a fresh subprocess,
+Each input is one patch adding one file to a one-file base, built
+deterministically (cached by content) into a real git repository under
+bench/.work/pathological/. `pipe-chain` is the reported case as reported
+(`src/chain.ts`); every other TypeScript shape is "armed": it sits at
+packages/core/src/session/recovery.ts and imports the lease constant, so
+every family reads it and walks the deep structure instead of skipping the
+file. `suppression` is one line `// reviewer-ignore: a`, N spaces, `x` (in a
+.txt file: such a line may exceed max_line_length, which for TypeScript fails
+the limits gate before anything is parsed). Every size is reviewed by the
+CLI in a fresh subprocess,
 
-    python -m reviewer review --repo R --base B --patch P --no-state --format json=/dev/null
+    python -m reviewer review --repo R --base B --patch P --no-state --format json=<report>
 
-and the table gives wall time, peak RSS (ru_maxrss of the child) and the exit
-status, then the log-log slope of time and of memory against the input's
-size in bytes (1 = linear, 2 = quadratic). Memory is reported above the
-baseline of an empty review so the interpreter and grammar do not flatten
-the slope. A child is run under RLIMIT_AS (`--max-mem-mb`) and a timeout so a
-regression cannot take the machine down: a row then reads `killed`/`timeout`.
+and the table gives wall time, peak RSS (ru_maxrss of the child, via
+wait4) and the exit status, with the families left `error` (a rule that
+raised or overran its budget: no review of that family) after it. Then the
+log-log slope of time and of memory against the input's size in bytes
+(1 = linear, 2 = quadratic), over the rows that concluded; memory is taken
+above the peak RSS of a one-link pipe chain, so the interpreter and grammar
+do not flatten the slope. Each child runs under RLIMIT_AS (`--max-mem-mb`)
+and a timeout so a regression cannot take the machine down: such a row
+reads `killed`/`timeout`, and the shape's larger sizes are `skipped`.
 
 Benchmarks are not tests: nothing here fails on timing (tests/test_pathological.py
-checks the same shapes by counting work, not by the clock).
+reviews the same shapes and bounds the growth of the work by counting it).
 """
 
 from __future__ import annotations
@@ -226,6 +235,41 @@ def one_line_chain(n: int) -> tuple[str, str]:
     return ARMED, ARMED_HEAD + "export const x = Effect.succeed(1)\n" + "\n".join(lines) + "\n"
 
 
+def hook_nested_gen(n: int) -> tuple[str, str]:
+    """An `interruptedCommit` hook whose body nests n Effect.gen blocks, each calling a helper."""
+    open_ = "  yield* helper()\n  yield* Effect.gen(function* () {\n"
+    return (
+        ARMED,
+        ARMED_HEAD
+        + "const helper = () => Effect.void\n"
+        + "export const p = publish(events, { interruptedCommit: () => Effect.gen(function* () {\n"
+        + open_ * n
+        + "  yield* SessionExecutionClaim.clear(db, claim)\n"
+        + "  })\n" * n
+        + "}) })\n",
+    )
+
+
+def nested_handlers(n: int) -> tuple[str, str]:
+    """`Effect.catchAll(() => Effect.catchAll(() => ...))`: n nested failure-handler regions."""
+    return (
+        ARMED,
+        ARMED_HEAD + "export const x = SessionExecutionClaim.renew(db, claim).pipe(\n"
+        + "  Effect.catchAll(() =>\n" * n + "  Effect.void" + ")" * n + ")\n",
+    )
+
+
+def nested_renewals(n: int) -> tuple[str, str]:
+    """`renew().pipe(Effect.catchAll(() => renew().pipe(Effect.catchAll(() => ...))))`: n nested
+    handlers, each on a renewal, so each is judged (does it fail again, can it succeed)."""
+    return (
+        ARMED,
+        ARMED_HEAD + "export const x =\n"
+        + "  SessionExecutionClaim.renew(db, claim).pipe(Effect.catchAll(() =>\n" * n
+        + "  Effect.void" + "))" * n + "\n",
+    )
+
+
 def suppression(n: int) -> tuple[str, str]:
     """One line `// reviewer-ignore: a` + n spaces + `x` (the suppression-comment parser).
 
@@ -257,6 +301,9 @@ SHAPES: dict[str, tuple[Callable[[int], tuple[str, str]], list[int]]] = {
     "nested-templates": (nested_templates, [1_000, 2_000, 4_000, 8_000, 16_000]),
     "nested-parens": (nested_parens, [1_000, 2_000, 4_000, 8_000, 16_000]),
     "one-line-chain": (one_line_chain, [1_000, 2_000, 4_000, 8_000, 16_000]),
+    "hook-nested-gen": (hook_nested_gen, [1_000, 2_000, 4_000, 8_000, 16_000]),
+    "nested-handlers": (nested_handlers, [1_000, 2_000, 4_000, 8_000, 16_000]),
+    "nested-renewals": (nested_renewals, [1_000, 2_000, 4_000, 8_000, 16_000]),
     "suppression": (suppression, [2_000, 20_000, 50_000, 100_000, 200_000]),
 }
 BASE = {"src/a.ts": "export const a = 1\n"}
@@ -382,6 +429,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--max-mem-mb", type=int, default=8_000, help="RLIMIT_AS of each review (default 8000)")
     parser.add_argument("--timeout", type=float, default=600.0, help="seconds per review (default 600)")
     parser.add_argument("--markdown", action="store_true", help="print Markdown tables")
+    parser.add_argument("--json", metavar="FILE", help="also write every row (and the slopes) as JSON")
     args = parser.parse_args(argv)
 
     # The floor: an empty change reviewed the same way (interpreter, grammar, git).
@@ -397,6 +445,10 @@ def main(argv: list[str] | None = None) -> int:
         rows = []
         for n in sizes:
             repo, base, patch, nbytes = build(shape, n)
+            if rows and rows[-1][4] in ("timeout", "killed", "skipped"):
+                # a larger input would only time out or run out of memory again
+                rows.append((n, nbytes, float("nan"), float("nan"), "skipped"))
+                continue
             wall, rss, status = run_review(repo, base, patch, args.max_mem_mb, args.timeout)
             rows.append((n, nbytes, wall, rss, status))
         ok = [r for r in rows if r[4] in ("0", "1")]  # reviewed, every family concluded
@@ -415,6 +467,26 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"  {n:>8,} {nbytes:>10,} {wall:>8.2f} {rss:>8.0f} {status}")
             print(f"  slope: time {t_slope:.2f}, memory above baseline {m_slope:.2f}\n")
         sys.stdout.flush()
+    if args.json:
+        Path(args.json).write_text(
+            json.dumps(
+                {
+                    "baseline": {"wall": floor_t, "peak_mb": floor_m},
+                    "shapes": [
+                        {
+                            "shape": shape,
+                            "time_slope": t_slope,
+                            "memory_slope": m_slope,
+                            "rows": [
+                                {"n": n, "bytes": b, "wall": w, "peak_mb": m, "exit": e} for n, b, w, m, e in rows
+                            ],
+                        }
+                        for shape, t_slope, m_slope, rows in summary
+                    ],
+                },
+                indent=1,
+            )
+        )
     print("shape            time-slope  memory-slope  largest: wall s / peak MB / exit")
     for shape, ts_, ms_, rows in summary:
         n, _, wall, rss, status = rows[-1]

@@ -15,7 +15,18 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Mapping, Se
 from reviewer import globs
 from reviewer.changeset import ChangedFile, FileStatus
 from reviewer.model import Finding, Location
-from reviewer.typescript import Call, Expr, Function, Module, Program, error_scope, exits, names_in, throws, words_on_lines
+from reviewer.typescript import (
+    Call,
+    Expr,
+    Function,
+    Module,
+    Program,
+    error_scope,
+    exits,
+    mentions_name,
+    throws,
+    words_on_lines,
+)
 
 if TYPE_CHECKING:
     from reviewer.context import ReviewContext
@@ -264,10 +275,16 @@ def safe(fn: Callable[[], Any], default: Any) -> Any:
     Only where the default cannot hide a violation. The statement queries
     (guards, exits, names_in, ...) are called bare: if one raises, the family's
     invariant becomes `error` instead of quietly reporting less.
+
+    RecursionError is not swallowed: the model's walks are loops, however
+    deep the input nests (tests/test_pathological.py), so one would be a
+    defect, and a default (`[]`, `None`) in its place would read as "nothing
+    found here" on exactly the input built to hide something. It fails the
+    family closed instead.
     """
     try:
         return fn()
-    except (RecursionError, ValueError, KeyError, IndexError, AttributeError, TypeError):
+    except (ValueError, KeyError, IndexError, AttributeError, TypeError):
         return default
 
 
@@ -306,12 +323,15 @@ def refers_to_any(expr: Expr, names: Sequence[str]) -> bool:
     `Effect.fail(e)`, `Effect.andThen(Effect.die)`, `Effect.void`."""
     if matches(ref_name(expr), names):
         return True
-    for call in safe(lambda: expr.calls, ()):
-        if matches(call.callee, names):
-            return True
-        if any(matches(ref_name(arg), names) for arg in safe(lambda: call.args, ())):
-            return True
-    return False
+    wanted = tuple(names)
+    return safe(lambda: expr.any_call(("refers-to", wanted), lambda call: _call_refers(call, wanted)), False)
+
+
+def _call_refers(call: Call, names: Sequence[str]) -> bool:
+    """The call is one of `names`, or passes one by reference."""
+    if matches(call.callee, names):
+        return True
+    return any(matches(ref_name(arg), names) for arg in safe(lambda: call.args, ()))
 
 
 def mentions(expr: Expr, word: str) -> bool:
@@ -324,7 +344,7 @@ def mentions(expr: Expr, word: str) -> bool:
             return True
         calls = safe(lambda: expr.calls, ())
         return any(arg.member_path == word for call in calls for arg in safe(lambda: call.args, ()))
-    return word in names_in(expr)
+    return mentions_name(expr, word)
 
 
 @dataclass(frozen=True)
@@ -443,8 +463,12 @@ def error_regions(
     deciding whether the family applies: calls inside a region are not calls to
     the model, so "no relevant call" may be the region's doing.
     """
-    # A dotted idiom (`Step.Ended`) counts when every segment is on the region's lines.
+    # On the region's own lines an idiom's last segment is enough (`.clear(`
+    # inside a broken statement); across the declaration around it, where
+    # generic words like `clear` abound, every segment of the qualified name
+    # must appear (`SessionExecutionClaim` and `clear`).
     words = frozenset(t for t in tokens if t)
+    lasts = frozenset(w.rsplit(".", 1)[-1] for w in words)
     files = changed_files(ctx)
     out: list[ErrorRegion] = []
     for path in sorted(set(paths)):
@@ -453,8 +477,13 @@ def error_regions(
         module = program.module(path)
         for start, end in regions:
             # No module to read (cannot happen for a region it reported): fail closed, assume inspected.
-            found = words_on_lines(module, *error_scope(module, start, end)) if module is not None else None
-            inspected = found is None or any(set(word.split(".")) <= found for word in words)
+            if module is None:
+                inspected = True
+            else:
+                around = words_on_lines(module, *error_scope(module, start, end))
+                inspected = bool(lasts & words_on_lines(module, start, end)) or any(
+                    set(word.split(".")) <= around for word in words
+                )
             touched = changed is not None and changed.touches(start, end)
             out.append(ErrorRegion(path, start, end, touched, inspected))
     return out

@@ -17,7 +17,7 @@ from reviewer import globs
 from reviewer.changeset import ChangedFile
 from reviewer.model import Finding, InvariantStatus, Location, Severity
 from reviewer.registry import CheckSpec, Family, Outcome, parse_error_check
-from reviewer.typescript import Atom, Call, Callback, Exit, Expr, Function, Module, Program, Role, exits, strings_in
+from reviewer.typescript import Atom, Call, Callback, Exit, Expr, Function, Module, Program, Role, exits, mentions_string
 
 from reviewer.rules import _effect as fx
 
@@ -327,8 +327,8 @@ def _relevant(scan: Scan, module: Module) -> bool:
 def _mentions_lost(expr: Expr, opts: Options) -> bool:
     """A lost tag as a string (`"Lost"`), an object key (`{ Lost: .. }`) or a class reference."""
     shorts = {fx.last(tag) for tag in opts.lost_tags}
-    strings = strings_in(expr)
-    return any(short in strings or fx.mentions(expr, short) for short in shorts)
+    # Asked of every catch handler, and handlers nest: each question is a lookup, not a walk of the handler.
+    return any(mentions_string(expr, short) or fx.mentions(expr, short) for short in shorts)
 
 
 # ------------------------------------------------------------------ check 1: release in interrupt commit
@@ -1146,7 +1146,7 @@ def _period_finding(scan: Scan, loop: Loop, period: float, lease: float, source:
 def _idiom_tokens(opts: Options) -> list[str]:
     """Names whose presence in an unparsed region means it may hide a claim violation."""
     names = opts.release + opts.renew + opts.acquire + opts.lost_tags + opts.interrupt_hooks
-    return sorted({fx.last(n) for n in names} | {opts.lease_constant})
+    return sorted(set(names) | {opts.lease_constant})
 
 
 def run(ctx: "ReviewContext") -> Outcome:

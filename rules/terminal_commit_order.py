@@ -27,8 +27,8 @@ from reviewer.typescript import (
     Role,
     guards,
     jumps_past,
+    mentions_string,
     names_in,
-    strings_in,
 )
 
 from reviewer.rules import _effect as fx
@@ -615,7 +615,7 @@ def _mentions_safe(scan: Scan, call: Call) -> bool:
     fn = fx.outer_named(call.enclosing) or call.enclosing
     if fn is None:
         return False
-    if scan.opts.safe_phase not in strings_in(fn.expr):
+    if not mentions_string(fn.expr, scan.opts.safe_phase):  # a lookup, not a walk of the function per release
         return False
     decide = _phase_world(scan.opts)
     return all(g.admits(decide) for g in guards(call, within=fn))
@@ -693,7 +693,7 @@ def _idiom_tokens(opts: Options) -> list[str]:
     """Names whose presence in an unparsed region means it may hide a terminal-order violation."""
     names = opts.terminal_hooks + opts.settle_tools + opts.reconcile + opts.release
     events = {".".join(e.split(".")[-2:]) for e in opts.success_events + opts.failure_events}
-    return sorted({fx.last(n) for n in names} | events)
+    return sorted(set(names) | events)
 
 
 def run(ctx: "ReviewContext") -> Outcome:

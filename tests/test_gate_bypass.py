@@ -194,3 +194,23 @@ def test_a_parse_error_in_a_changed_declaration_without_claim_idioms_is_a_note(t
 def test_the_fixture_parses_and_is_verified_when_intact(tmp_path: Path) -> None:
     report, lease = _review_run_file(tmp_path, RUN.replace("(n: number) => n + 1", "(n: number) => n + 2"))
     assert lease.status is InvariantStatus.VERIFIED and not lease.findings, lease.summary
+
+
+def test_a_generic_word_around_a_grammar_gap_is_not_a_claim_idiom(tmp_path: Path) -> None:
+    """Real code (opencode's plugin layer): an `import("…")` type the grammar
+    cannot parse, on a changed line, inside a declaration that calls an
+    unrelated `Map.clear()`. Only the qualified idiom makes it claim code."""
+    plugin = (
+        'import { Effect } from "effect"\n'
+        "export const layer = Effect.gen(function* () {\n"
+        "  const active = new Map<string, number>()\n"
+        '  let host: Parameters<import("x").Plugin["effect"]>[0]\n'
+        "  active.clear()\n"
+        "})\n"
+    )
+    base = {EXECUTION: RUN, "packages/core/src/plugin.ts": plugin.replace('[0]\n', '[1]\n')}
+    repo, sha, patch, _ = make_change(tmp_path, base, {**base, "packages/core/src/plugin.ts": plugin})
+    report = review.run(review.Request(repo=str(repo.path), base=sha, patch=str(patch))).report
+    lease = next(i for i in report.invariants if i.id == "lease-renewal")
+    assert lease.status is not InvariantStatus.ERROR, lease.summary
+    assert report.verdict.value == "MERGE"

@@ -42,18 +42,19 @@ import pathological  # noqa: E402  (bench/pathological.py: the shapes, shared wi
 # recursion limit of 1,000 frames.
 CASES = [
     ("pipe-chain", 1_000),
-    ("nested-calls", 1_000),
+    ("nested-calls", 600),
     ("member-chain", 1_000),
     ("binary", 1_000),
-    ("pipe-args", 1_000),
-    ("nested-arrows", 1_000),
-    ("nested-gen", 600),
-    ("else-if", 600),
-    ("lost-chain", 250),
-    ("handler-else-if", 400),
-    ("handler-or", 600),
-    ("handler-ternary", 600),
-    ("nested-namespaces", 600),
+    ("pipe-args", 600),
+    ("nested-arrows", 600),
+    ("nested-gen", 500),
+    ("else-if", 500),
+    ("lost-chain", 200),
+    ("handler-else-if", 350),
+    ("handler-or", 520),
+    ("handler-ternary", 520),
+    ("nested-namespaces", 520),
+    ("nested-renewals", 120),
 ]
 MAX_RATIO = 3.0
 

@@ -705,9 +705,9 @@ def test_deep_chain_names_stay_bounded() -> None:
     by_depth = list(reversed(calls))  # innermost first
     # named through at most _MAX_CHAIN calls below: `Effect.succeed().pipe().pipe ...`
     assert by_depth[1].callee == "Effect.succeed().pipe"
-    assert by_depth[_MAX_CHAIN + 1].callee == "Effect.succeed()" + ".pipe()" * (_MAX_CHAIN - 1) + ".pipe"
+    assert by_depth[_MAX_CHAIN].callee == "Effect.succeed()" + ".pipe()" * (_MAX_CHAIN - 1) + ".pipe"
     # deeper links are unnamed: their source, cut around `…`, never the whole chain per link
-    deep = by_depth[_MAX_CHAIN + 2]
+    deep = by_depth[_MAX_CHAIN + 1]
     assert deep.callee.startswith("Effect.succeed(1).pipe(Effect.orDie)") and "…" in deep.callee
     assert all(len(c.callee) <= _MAX_UNNAMED and c.method == "pipe" for c in by_depth[1:])
     assert len(calls[0].callee_text) <= 4096 and calls[0].callee_text.endswith(".pipe")
@@ -775,7 +775,8 @@ def test_exits_of_a_long_else_if_chain_share_their_guards() -> None:
     function = Program({"h.ts": source}.get).module("h.ts").functions()[0]
     found = exits(function)
     assert len(found) == branches + 1 and found[-1].value.normalized == "Effect.fail(e)"
-    assert [len(e.guards) for e in found[:3]] == [1, 2, 3] and len(found[-1].guards) == branches
+    assert [len(e.guards) for e in found[:3]] == [1, 2, 3] and len(found[-2].guards) == branches
+    assert len(found[-1].guards) == 0  # an `if` with an `else` is no early exit
     assert [g.holds for g in found[2].guards] == [False, False, True]
     assert found[1].guards == tuple(found[1].guards) and list(found[1].guards)[0] == found[2].guards[0]
 
@@ -784,7 +785,7 @@ def test_exits_of_a_long_else_if_chain_share_their_guards() -> None:
 
     for end in (found[0], found[7], found[8], found[-1]):
         assert end.guards.all_admit(world) == all(g.admits(world) for g in end.guards)
-    assert [e.guards.all_admit(world) for e in found].count(True) == 1
+    assert [e.guards.all_admit(world) for e in found[:-1]].count(True) == 1
 
 
 def test_long_conditions_and_ternaries_do_not_recurse() -> None:
@@ -800,7 +801,7 @@ def test_long_conditions_and_ternaries_do_not_recurse() -> None:
     )
     function = Program({"h.ts": source}.get).module("h.ts").functions()[0]
     found = exits(function)
-    assert len(found) == terms + 2 and len(found[-1].guards) == terms
+    assert len(found) == terms + 2 and len(found[-1].guards) == 1 + terms  # the early exit, then each `:`
     test = found[0].guards[0].test
     assert isinstance(test, Expr)
     tagged = lambda tag: lambda atom: (atom.right.string_value == tag) if atom.operator == "===" else None  # noqa: E731

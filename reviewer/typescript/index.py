@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import bisect
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Callable, Iterator
+from typing import TYPE_CHECKING, Any, Callable, Hashable, Iterator
 
 import tree_sitter as ts
 
@@ -56,6 +56,9 @@ class ModuleIndex:
         # Path-compressed answers of upward walks, keyed by node id (see _nearest).
         self._enclosing: dict[int, Function | None] = {}
         self._nearest_memos: dict[str, dict[int, ts.Node | None]] = {}
+        self._scope_memos: dict[tuple[str, str], dict[int, Any]] = {}
+        self._passing: dict[Hashable, list[int]] = {}  # see any_call
+        self.reach_memos: dict[Hashable, Any] = {}  # Program.reaches, per question
         # Fluent chains, shared by every member whose own chain is the same
         # (see chain_of), and each member's position in it.
         self._chains: dict[int, tuple[tuple[Call, ...], int]] = {}
@@ -86,10 +89,35 @@ class ModuleIndex:
         one run of `calls`; of them only an enclosing call that starts at
         the same byte (`function () {}.bind(x)()`) ends outside it.
         """
+        start, stop = self.call_span(node)
+        return self.calls[start:stop]
+
+    def call_span(self, node: ts.Node) -> tuple[int, int]:
+        """`calls[start:stop]` are the calls inside `node` (itself included)."""
         calls, end = self.calls, node.end_byte
         start = bisect.bisect_left(self._call_starts, node.start_byte)
         stop = bisect.bisect_left(self._call_starts, end, lo=start)
-        return tuple(call for call in calls[start:stop] if call._node.end_byte <= end)
+        # Syntax nests, and calls are in pre-order: any call of the run that
+        # ends outside the node encloses it, so it comes first.
+        while start < stop and calls[start]._node.end_byte > end:
+            start += 1
+        return start, stop
+
+    def any_call(self, node: ts.Node, key: Hashable, test: "Callable[[Call], bool]") -> bool:
+        """Whether a call inside `node` passes `test`; `key` names `test` within this module.
+
+        A few calls are tested directly. Past _DIRECT_CALLS every call of the
+        module is tested once for that key and the answer is a bisection:
+        rules ask this of every handler, and handlers nest.
+        """
+        start, stop = self.call_span(node)
+        if stop - start <= _DIRECT_CALLS:
+            return any(test(call) for call in self.calls[start:stop])
+        passing = self._passing.get(key)
+        if passing is None:
+            passing = self._passing[key] = [i for i, call in enumerate(self.calls) if test(call)]
+        at = bisect.bisect_left(passing, start)
+        return at < len(passing) and passing[at] < stop
 
     # -- parents ---------------------------------------------------------------
     def parent(self, node: ts.Node) -> ts.Node | None:
@@ -227,31 +255,44 @@ class ModuleIndex:
 
     def binds(self, function: Function | None, name: str) -> bool:
         """`name` is a parameter or variable of `function` or an enclosing one."""
-        current = function
-        while current is not None:
-            if name in self._bound.get(current._node.id, ()):
-                return True
-            current = current.parent
-        return False
+        bound = self._bound
+        return self._scoped("binds", function, name, lambda key: True if name in bound.get(key, ()) else None) or False
 
     def local_constant(self, function: Function | None, name: str) -> ts.Node | None:
         """The value of `const name = ..` in `function` or an enclosing one."""
-        current = function
-        while current is not None:
-            found = self._constants.get(current._node.id, {}).get(name)
-            if found is not None:
-                return found
-            current = current.parent
-        return None
+        constants = self._constants
+        return self._scoped("constant", function, name, lambda key: constants.get(key, {}).get(name))
 
     def local_function(self, function: Function | None, name: str) -> Function | None:
+        locals_ = self._locals
+        target = self._scoped("function", function, name, lambda key: locals_.get(key, {}).get(name))
+        return self.function_at(target) if target is not None else None
+
+    def _scoped(self, kind: str, function: Function | None, name: str, own: "Callable[[int], Any]") -> Any:
+        """The first answer `own` gives for `function` or an enclosing function, innermost first.
+
+        Path-compressed per (kind, name): asked from each of thousands of
+        nested functions (a hook whose body nests Effect.gen blocks), the
+        walks out add up to the nesting once, not once per function.
+        """
+        memo = self._scope_memos.setdefault((kind, name), {})
+        passed: list[int] = []
+        found = None
         current = function
         while current is not None:
-            target = self._locals.get(current._node.id, {}).get(name)
-            if target is not None:
-                return self.function_at(target)
+            key = current._node.id
+            if key in memo:
+                found = memo[key]
+                break
+            found = own(key)
+            if found is not None:
+                break
+            passed.append(key)
             current = current.parent
-        return None
+        if not self._walking:  # the tables are complete only once the walk is done
+            for key in passed:
+                memo[key] = found
+        return found
 
 
 # Subtrees that hold no calls, functions or member reads worth indexing;
@@ -356,11 +397,11 @@ class _Walker:
                 deepest = depth
             if regions:
                 for role in regions.pop(node.id, ()):
-                    roles = (role, *roles)
+                    roles = _entering(role, roles)
             kind = node.type
             if kind in function_types:
                 if kind == "method_definition" and self._is_hook_method(node, parent):
-                    roles = (Role.COMMIT_HOOK, *roles)
+                    roles = _entering(Role.COMMIT_HOOK, roles)
                 function = self._function(node, function, roles)
             elif kind == "call_expression":
                 index._walk_namespace = namespace
@@ -371,7 +412,7 @@ class _Walker:
             elif kind == "switch_case":
                 case = sx.string_value(sx.field(node, "value"))
                 if case is not None and case in self.table.failure_cases:
-                    roles = (Role.FAILURE_HANDLER, *roles)
+                    roles = _entering(Role.FAILURE_HANDLER, roles)
             elif kind == "switch_default":
                 case = None
             if kind in naming:
@@ -536,6 +577,9 @@ class _Walker:
             self.regions.setdefault(target.id, []).append(role)
 
 
+# any_call tests up to this many calls directly, more through a per-module table.
+_DIRECT_CALLS = 64
+
 # Trees deeper than this get a parent map (ModuleIndex.parent). Real modules
 # nest a few dozen levels; a tree-sitter `.parent` at this depth is still cheap.
 DEEP = 200
@@ -560,6 +604,18 @@ def _parent_map(root: ts.Node) -> dict[int, ts.Node]:
         node = cursor.node
         parents[node.id] = path[-1]
         path.append(node)
+
+
+def _entering(role: Role, roles: tuple[Role, ...]) -> tuple[Role, ...]:
+    """The roles inside a region of `role` opened within `roles`: each role once, innermost first.
+
+    A role met again moves to the front instead of being repeated: a
+    thousand nested handlers must not give each call a thousand-long tuple
+    (`in` and the innermost role, all anyone asks, are unchanged).
+    """
+    if roles and roles[0] is role:
+        return roles
+    return (role, *(r for r in roles if r is not role))
 
 
 def _property(key: str, node: ts.Node, value: ts.Node, owner: ts.Node) -> Property:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field as dc_field
 from functools import cached_property
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING, Callable, Hashable
 
 import tree_sitter as ts
 
@@ -178,6 +178,16 @@ class Expr:
         """Every call inside this expression (itself included), in document order."""
         return self._module._index.calls_within(self._node)
 
+    def any_call(self, key: "Hashable", test: "Callable[[Call], bool]") -> bool:
+        """`any(test(c) for c in self.calls)`, where `key` names `test` for the whole module.
+
+        For large expressions every call of the module is tested once per key,
+        then each question is a lookup: asking it of each of a thousand nested
+        handlers costs the module's size, not its size times the nesting.
+        `test` must depend on the call alone.
+        """
+        return self._module._index.any_call(self._node, key, test)
+
 
 @dataclass(frozen=True, eq=False)
 class Function:
@@ -199,8 +209,10 @@ class Function:
     def calls(self) -> tuple["Call", ...]:
         return self._module._index.calls_of(self)
 
-    @cached_property
+    @property
     def all_calls(self) -> tuple["Call", ...]:
+        """Every call in this function, nested functions included (a slice of the module's calls, not kept:
+        asked for each of thousands of nested functions, kept copies would add up to their nesting squared)."""
         return self._module._index.calls_within(self._node)
 
     @property
@@ -239,7 +251,7 @@ class Call:
     callee: str
     method: str
     enclosing: Function | None
-    roles: tuple[Role, ...]
+    roles: tuple[Role, ...]  # the regions the call runs in, innermost first, each role once
     case_label: str | None
     index: int
     _node: ts.Node = dc_field(repr=False)
@@ -427,14 +439,12 @@ def _exclusive(index: "ModuleIndex", a: ts.Node, b: ts.Node) -> bool:
         a_child, candidate = candidate, index.parent(candidate)
     if candidate is not None:
         b_child = b
-        steps = 0
         for ancestor in index.ancestors(b):
             if ancestor.id == candidate.id:
                 if a_child is None:
                     return False  # `a` holds `b`
                 return _branches_differ(ancestor, a_child, b_child)
             b_child = ancestor
-            steps += 1
             if ancestor.end_byte - ancestor.start_byte > candidate.end_byte - candidate.start_byte:
                 break  # walked past it: spans misled
     a_chain = [a, *index.ancestors(a)]

@@ -374,8 +374,42 @@ class Program:
         scope = changed if start.path in changed else changed | {start.path}
         visited = {_key(start)} if isinstance(start, Function) else set()
         found: list[tuple[Call, ...]] = []
-        self._reach(body, targets, (), frozenset(visited), max_depth, scope, found)
+        if isinstance(start, Expr) and len(body) > _DIRECT_REACH:
+            self._reach_remembered(start, targets, max_depth, scope, found)
+        else:
+            self._reach(body, targets, (), frozenset(visited), max_depth, scope, found)
         return found
+
+    def _reach_remembered(
+        self, start: Expr, targets: set[str], budget: int, scope: frozenset[str], found: list[tuple[Call, ...]]
+    ) -> None:
+        """`_reach` over the calls of a large expression, each call's paths found once per question.
+
+        From an expression nothing is visited yet, so what a call contributes
+        (its paths, in order) depends only on the call and the question; the
+        answer is their concatenation in document order, cut at _MAX_PATHS,
+        as the plain walk finds it. Rules ask this of every handler and
+        handlers nest, so calls already known to reach nothing are jumped over.
+        """
+        index = start._module._index
+        key = (frozenset(targets), budget, scope)
+        memo = index.reach_memos.get(key)
+        if memo is None:
+            memo = index.reach_memos[key] = _Reached(len(index.calls))
+        calls = index.calls
+        at, stop = index.call_span(start._node)
+        at = memo.next(at)
+        while at < stop and len(found) < _MAX_PATHS:
+            paths = memo.paths.get(at)
+            if paths is None:
+                paths = []
+                self._reach((calls[at],), targets, (), frozenset(), budget, scope, paths)
+                if paths:
+                    memo.paths[at] = paths
+                else:
+                    memo.skip(at)
+            found.extend(paths[: _MAX_PATHS - len(found)])
+            at = memo.next(at + 1)
 
     def _reach(
         self,
@@ -427,6 +461,32 @@ class Program:
         """Commit hooks named `prop` defined in the reviewed files: what an
         opaque `hooks.prop()` may run."""
         return [cb.function for cb in self.callbacks(prop, scope) if cb.function is not None]
+
+
+class _Reached:
+    """One reachability question over one module's calls: the paths of the calls that
+    reach something, and jumps over the runs of calls known to reach nothing."""
+
+    def __init__(self, count: int) -> None:
+        self.paths: dict[int, list[tuple[Call, ...]]] = {}
+        self._next = list(range(count + 1))  # _next[i] == i: call i is unknown or reaches something
+
+    def skip(self, at: int) -> None:
+        self._next[at] = at + 1
+
+    def next(self, at: int) -> int:
+        """The first call from `at` on that is unknown or reaches something (path-compressed)."""
+        jumps = self._next
+        root = at
+        while jumps[root] != root:
+            root = jumps[root]
+        while jumps[at] != root:
+            jumps[at], at = root, jumps[at]
+        return root
+
+
+# Expressions with more calls than this use _Reached (see Program._reach_remembered).
+_DIRECT_REACH = 64
 
 
 def _key(function: Function) -> tuple[str, int]:
