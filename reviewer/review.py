@@ -320,7 +320,8 @@ def _filter_invariants(
         silenced[s.finding.family] = silenced.get(s.finding.family, 0) + 1
     out = []
     for inv in invariants:
-        findings = tuple(f for f in inv.findings if f.id in keep)
+        # One defect reached from two places has one id: listed once.
+        findings = tuple({f.id: f for f in inv.findings if f.id in keep}.values())
         status, summary = inv.status, inv.summary
         if status is InvariantStatus.VIOLATED and not any(f.severity is not Severity.CONSIDER for f in findings):
             status = InvariantStatus.VERIFIED
