@@ -270,6 +270,27 @@ def nested_renewals(n: int) -> tuple[str, str]:
     )
 
 
+def cast_chain(n: int) -> tuple[str, str]:
+    """`((db.select() as any).select() as any).select() ...`: a fluent chain with a cast at every link
+    (a cast hides a link from the call below it, so no two links see the same chain)."""
+    return ARMED, ARMED_HEAD + "export const x =\n" + "(" * n + "db.select()\n" + "  as any).select()\n" * n
+
+
+def recovery_else_if(n: int) -> tuple[str, str]:
+    """Startup recovery releasing claims in each branch of an n-branch `if / else if` on the phase."""
+    branches = "".join(
+        f'  }} else if (row.phase === "p{i}") {{\n    yield* SessionExecutionClaim.clear(db, row)\n' for i in range(1, n + 1)
+    )
+    return (
+        ARMED,
+        ARMED_HEAD
+        + "export const recover = Effect.fn(\"recover\")(function* (row: any) {\n"
+        + '  if (row.phase === "safe") {\n    yield* SessionExecutionClaim.clear(db, row)\n'
+        + branches
+        + "  }\n})\n",
+    )
+
+
 def suppression(n: int) -> tuple[str, str]:
     """One line `// reviewer-ignore: a` + n spaces + `x` (the suppression-comment parser).
 
@@ -304,6 +325,8 @@ SHAPES: dict[str, tuple[Callable[[int], tuple[str, str]], list[int]]] = {
     "hook-nested-gen": (hook_nested_gen, [1_000, 2_000, 4_000, 8_000, 16_000]),
     "nested-handlers": (nested_handlers, [1_000, 2_000, 4_000, 8_000, 16_000]),
     "nested-renewals": (nested_renewals, [1_000, 2_000, 4_000, 8_000, 16_000]),
+    "cast-chain": (cast_chain, [1_000, 2_000, 4_000, 8_000, 16_000]),
+    "recovery-else-if": (recovery_else_if, [1_000, 2_000, 4_000, 8_000, 16_000]),
     "suppression": (suppression, [2_000, 20_000, 50_000, 100_000, 200_000]),
 }
 BASE = {"src/a.ts": "export const a = 1\n"}

@@ -219,6 +219,29 @@ def key(call: Call) -> tuple[str, int, str]:
     return (call.path, call.line, call.normalized)
 
 
+class KeySet:
+    """A set of `key(...)` triples (path, line, normal form) of calls and expressions that
+    normalises one only when something on its line is already in the set.
+
+    Membership is exactly that of the triples: the normal form only tells apart
+    things on one line. Building every triple made nested catches quadratic
+    (each one's normal form holds all the catches inside it).
+    """
+
+    def __init__(self) -> None:
+        self._lines: dict[tuple[str, int], list[Call | Expr]] = {}
+
+    def __contains__(self, item: Call | Expr) -> bool:
+        same = self._lines.get((item.path, item.line))
+        if not same:
+            return False
+        text = item.normalized
+        return any(other.normalized == text for other in same)
+
+    def add(self, item: Call | Expr) -> None:
+        self._lines.setdefault((item.path, item.line), []).append(item)
+
+
 def in_key_order(calls: Iterable[Call]) -> list[Call]:
     """`sorted(calls, key=key)`, normalising only calls that share a line.
 

@@ -299,16 +299,13 @@ _BUILDER_KINDS = frozenset(
 
 
 def _query_of(module: "Module | None", call: "Call", opts: Options) -> Query | None:
-    chain = tuple(call.chain) or (call,)
-    position = next((i for i, c in enumerate(chain) if c is call), None)
-    if position is None:
-        return None
-    steps = chain[position:]
     receiver = call.receiver
     # A query builder is a value (`db`, `tx`, `this.db`, `deps.db`); `new Picker().select()`
     # or `items.select()` on a call result are other APIs that share the method name.
+    # Decided first: it is cheap, and most links of a long chain of `.select()` are not openers.
     if receiver is None or receiver.kind not in _BUILDER_KINDS:
         return None
+    steps = call.chain_from_here  # the chain from this call on
     if call.method in opts.select_methods:
         kind = "select"
         if len(steps) < 2 or steps[1].method != "from" or not steps[1].args:

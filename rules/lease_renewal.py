@@ -695,7 +695,7 @@ def _outside_finding(scan: Scan, call: Call) -> Finding:
 
 def _check_lost(scan: Scan) -> None:
     program, opts = scan.program, scan.opts
-    seen: set[tuple[str, int, str]] = set()
+    seen = fx.KeySet()  # `fx.key` triples of calls and stages already reported
     counted = 0
     # Handlers are found before sorting: the sort key normalises calls that share a
     # line, and only catches that can see a lost claim need an order.
@@ -709,14 +709,14 @@ def _check_lost(scan: Scan) -> None:
     for call in fx.in_key_order(catches):
         handler, why = handlers[id(call)]
         counted += 1
-        if not (call.changed or handler.changed) or fx.key(call) in seen:
+        if not (call.changed or handler.changed) or call in seen:
             continue
         lost_succeeds = _lost_branch_succeeds(program, handler, opts)
         if fx.handler_fails(program, handler, opts.fail) and not lost_succeeds:
             continue
         if not fx.yields_success(handler, opts.success) and not lost_succeeds:
             continue
-        seen.add(fx.key(call))
+        seen.add(call)
         scan.findings.append(_lost_finding(scan, call, why, _subject(scan, call)))
     # `renew(..).pipe(Effect.ignore)` / `Effect.ignore(renew(..))`
     claim_calls = [c for c in fx.iter_calls(program, scan.changed) if scan.is_renew(c) or scan.is_release(c)]
@@ -728,10 +728,9 @@ def _check_lost(scan: Scan) -> None:
             at = stage.call or call
             if not (stage.expr.changed or call.changed):
                 continue
-            anchor = (stage.expr.path, stage.expr.line, stage.expr.normalized)
-            if anchor in seen:
+            if stage.expr in seen:
                 continue
-            seen.add(anchor)
+            seen.add(stage.expr)
             scan.findings.append(
                 _lost_finding(scan, at, f"`{fx.strip_call_marks(stage.name)}` discards every failure, a lost claim included,", call, stage.expr)
             )

@@ -25,7 +25,7 @@ from reviewer.typescript import (
     Module,
     Program,
     Role,
-    guards,
+    guard_path,
     jumps_past,
     mentions_string,
     names_in,
@@ -199,6 +199,10 @@ class Scan:
     by_method: dict[str, list[Call]] | None = None  # calls in scope by method, in scope order
     recovery_sites: tuple[Location, ...] | None = None
     events: list[tuple[Call, str]] | None = None  # publishing calls in scope, in scope order
+    # The safe-phase world (one per run, so guard paths judge each shared guard once)
+    # and each function's reconcile calls (filtered once, asked per release).
+    phase_world: Callable[[Atom], bool | None] | None = None
+    reconcilers: dict[int, list[Call]] = field(default_factory=dict)
 
 
 # ------------------------------------------------------------------ publishes and helpers
@@ -617,8 +621,10 @@ def _mentions_safe(scan: Scan, call: Call) -> bool:
         return False
     if not mentions_string(fn.expr, scan.opts.safe_phase):  # a lookup, not a walk of the function per release
         return False
-    decide = _phase_world(scan.opts)
-    return all(g.admits(decide) for g in guards(call, within=fn))
+    if scan.phase_world is None:
+        scan.phase_world = _phase_world(scan.opts)
+    # Releases down one `if / else if` chain share their guards: each is judged once.
+    return guard_path(call, within=fn).all_admit(scan.phase_world)
 
 
 def _phase_world(opts: Options) -> Callable[[Atom], bool | None]:
@@ -651,13 +657,12 @@ def _reconciled_before(scan: Scan, call: Call) -> bool:
     fn = call.enclosing
     if fn is None:
         return False
-    shorts = {fx.last(r) for r in scan.opts.reconcile}
-    for other in fn.all_calls:
-        if (other.method in shorts or fx.matches(other.callee, scan.opts.reconcile)) and fx.safe(
-            lambda: other.precedes(call), False
-        ):
-            return True
-    return False
+    if id(fn) not in scan.reconcilers:
+        shorts = {fx.last(r) for r in scan.opts.reconcile}
+        scan.reconcilers[id(fn)] = [
+            other for other in fn.all_calls if other.method in shorts or fx.matches(other.callee, scan.opts.reconcile)
+        ]
+    return any(fx.safe(lambda: other.precedes(call), False) for other in scan.reconcilers[id(fn)])
 
 
 # ------------------------------------------------------------------ run

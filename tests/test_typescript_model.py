@@ -743,6 +743,7 @@ def test_shared_chains_equal_each_calls_own_chain(program: Program) -> None:
             own = tuple(c for c in (index.call_at(n) for n in cx.chain_nodes(call._node)) if c is not None)
             assert call.chain == own, (path, call.line, call.callee)
             assert own[call.chain_position] is call
+            assert call.chain_from_here == own[call.chain_position :]
 
 
 def test_precedes_is_decided_at_the_common_ancestor() -> None:
@@ -830,3 +831,58 @@ def test_calls_within_is_the_calls_inside_a_node(program: Program) -> None:
                 c for c in everything if node.start_byte <= c._node.start_byte and c._node.end_byte <= node.end_byte
             )
             assert function.all_calls == naive
+
+
+def test_remembered_guard_paths_equal_a_walk_up_from_each_call() -> None:
+    """guard_path remembers every node's guards; each call's must be what walking up finds."""
+    from reviewer.typescript import guard_path, guards
+    from reviewer.typescript import syntax as sx
+    from reviewer.typescript.statements import _guards_at
+
+    source = _ts(
+        """
+        export const f = Effect.gen(function* (row: Row) {
+          if (!row.live) return
+          if (row.phase === "safe") {
+            yield* one()
+          } else if (row.phase === "ready") {
+            yield* two()
+          } else {
+            yield* three()
+          }
+          const v = row.a ? four() : five()
+          row.b && six()
+          switch (row.kind) {
+            case "x":
+            case "y":
+              seven()
+              if (row.c) break
+              eight()
+              break
+            default:
+              nine(() => { if (row.d) ten() })
+          }
+          eleven()
+        })
+        """
+    )
+    module = Program({"g.ts": source}.get).module("g.ts")
+    outer = module.functions()[0]
+
+    def walked(call, within):
+        stop = within._node if within is not None else None
+        out, child = [], call._node
+        for parent in sx.ancestors(call._node):
+            if parent == stop or (stop is None and sx.is_function(parent)):
+                break
+            out.extend(reversed(_guards_at(module, parent, child)))
+            child = parent
+        return tuple(reversed(out))
+
+    calls = module.calls()
+    for within in (None, outer):
+        for call in reversed(calls):  # innermost and last first: the memo fills from below
+            assert guards(call, within) == walked(call, within), call.callee
+            assert tuple(guard_path(call, within)) == walked(call, within)
+    tests = [g.test.normalized for g in guards(next(c for c in calls if c.callee == "ten"), outer)]
+    assert tests == ["!row.live", "row.d"]  # the early exit, then the callback's own if

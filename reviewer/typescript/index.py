@@ -192,6 +192,20 @@ class ModuleIndex:
             memo[key] = found
         return found
 
+    def chain_from(self, call: Call) -> tuple[Call, ...]:
+        """`chain_of(call)`'s chain from `call` on, walking only outward when it is not known."""
+        known = self._chains.get(call._node.id)
+        if known is not None:
+            return known[0][known[1] :]
+        out = [call]
+        node = cx.outer_chain_call(call._node, self.parent)
+        while node is not None:
+            found = self.call_at(node)
+            if found is not None:
+                out.append(found)
+            node = cx.outer_chain_call(node, self.parent)
+        return tuple(out)
+
     def namespace_labels(self, at: ts.Node) -> list[str]:
         """Names of the `namespace N { }` blocks around `at`, innermost first (at most MAX_NAMESPACES)."""
         if self._walking:
@@ -242,13 +256,21 @@ class ModuleIndex:
         for i in range(count - 2, -1, -1):
             shares_above[i] = shares_above[i + 1] and up[i]
         position = 0
+        mine = (chain, len(chain))
         for i, (node, member) in enumerate(members):
             if member is None:
                 continue
-            if i == own or (shares_below[i] and shares_above[i]):
+            if i == own:
+                mine = (chain, position)
+            if shares_below[i] and shares_above[i]:
                 self._chains[node.id] = (chain, position)
             position += 1
-        return self._chains.get(call._node.id, (chain, len(chain)))
+        if not (shares_below[own] and shares_above[own]) and len(chain) <= _KEPT_CHAIN:
+            # A chain of its own (a cast hides this link from the others) is kept
+            # only when short: one per link of a long cast chain would add up to
+            # the chain's length squared.
+            self._chains[call._node.id] = mine
+        return mine
 
     def member_reads(self, prop: str) -> tuple[ts.Node, ...]:
         return tuple(self._members.get(prop, ()))
@@ -576,6 +598,9 @@ class _Walker:
         for target in nodes:
             self.regions.setdefault(target.id, []).append(role)
 
+
+# Chains that no other link shares are remembered up to this length (see chain_of).
+_KEPT_CHAIN = 64
 
 # any_call tests up to this many calls directly, more through a per-module table.
 _DIRECT_CALLS = 64

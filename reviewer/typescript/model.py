@@ -305,6 +305,12 @@ class Call:
         """This call's index in `chain`."""
         return self._module._index.chain_of(self)[1]
 
+    @property
+    def chain_from_here(self) -> tuple["Call", ...]:
+        """`chain[chain_position:]`: this call and the links applied to its value, found walking outward only
+        (asked of every link of a long chain, the links below each one are not walked again)."""
+        return self._module._index.chain_from(self)
+
     @cached_property
     def pipe_stages(self) -> tuple[Expr, ...]:
         _, stages = cx.pipe_parts(self._module, self._node, self.callee)

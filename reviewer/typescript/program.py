@@ -368,16 +368,19 @@ class Program:
         self, start: Function | Expr, target: str | Iterable[str], max_depth: int = 4
     ) -> list[tuple[Call, ...]]:
         targets = {target} if isinstance(target, str) else set(target)
-        body = start.all_calls if isinstance(start, Function) else start.calls
         # The changed files (plus the start's): built once, not per call.
         changed = self._changed_paths
         scope = changed if start.path in changed else changed | {start.path}
-        visited = {_key(start)} if isinstance(start, Function) else set()
         found: list[tuple[Call, ...]] = []
-        if isinstance(start, Expr) and len(body) > _DIRECT_REACH:
+        if isinstance(start, Function):
+            self._reach(start.all_calls, targets, (), frozenset({_key(start)}), max_depth, scope, found)
+            return found
+        index = start._module._index
+        first, stop = index.call_span(start._node)
+        if stop - first > _DIRECT_REACH:  # counted, not copied: handlers nest
             self._reach_remembered(start, targets, max_depth, scope, found)
         else:
-            self._reach(body, targets, (), frozenset(visited), max_depth, scope, found)
+            self._reach(index.calls[first:stop], targets, (), frozenset(), max_depth, scope, found)
         return found
 
     def _reach_remembered(

@@ -240,18 +240,41 @@ def guards(expr: Expr | Call, within: Function | None = None) -> tuple[Guard, ..
     Walks out to `within` (through nested callbacks), or to the function
     directly around `expr` when `within` is None.
     """
+    return tuple(guard_path(expr, within))
+
+
+def guard_path(expr: Expr | Call, within: Function | None = None) -> GuardPath:
+    """`guards(expr, within)` as a GuardPath: shared with the code around it, judged once per prefix.
+
+    Every node's path is remembered (per `within`): asked for each of a
+    thousand releases down an `if / else if` chain, the walks out add up to
+    the chain once, and `all_admit` judges each shared guard once; the guards
+    of a block's statements are worked out for all of them in one pass.
+    """
     module, node = _parts(expr)
     index = module._index
     stop = within._node if within is not None else None
-    out: list[Guard] = []
-    child = node
-    for parent in index.ancestors(node):
-        if parent == stop or (stop is None and sx.is_function(parent)):
+    paths, places = index.__dict__.setdefault("_guard_paths", {}).setdefault(
+        stop.id if stop is not None else None, ({}, {})
+    )
+    climbed: list[tuple[ts.Node, ts.Node]] = []  # (child, parent), innermost first
+    current = node
+    while current.id not in paths:
+        parent = index.parent(current)
+        if parent is None or parent == stop or (stop is None and sx.is_function(parent)):
+            paths[current.id] = _NO_GUARDS
             break
-        out.extend(reversed(_guards_at(module, parent, child)))
-        child = parent
-    out.reverse()
-    return tuple(out)
+        climbed.append((current, parent))
+        current = parent
+    for child, parent in reversed(climbed):
+        if child.id in paths:
+            continue
+        siblings = [c for c in parent.named_children if c.type != "comment"]
+        if not any(c.id == child.id for c in siblings):
+            siblings.append(child)  # not a named child of its parent: on its own
+        for sibling, path in _child_paths(module, parent, siblings, paths[parent.id], places):
+            paths.setdefault(sibling.id, path)
+    return paths[node.id]
 
 
 def _guards_at(module: Module, parent: ts.Node, child: ts.Node) -> list[Guard]:
