@@ -101,10 +101,7 @@ def ref_name(expr: Expr | None) -> str | None:
     call = expr.call
     if call is not None:
         return call.callee
-    try:
-        return expr.qualified or expr.member_path
-    except Exception:  # noqa: BLE001 - an odd node is simply unnamed
-        return expr.member_path
+    return expr.qualified or expr.member_path
 
 
 # ------------------------------------------------------------------ files
@@ -143,7 +140,7 @@ def tree_paths(ctx: "ReviewContext", patterns: Sequence[str]) -> tuple[str, ...]
     paths = tuple(sorted(found))
     # One git process for the lot instead of one per file the rules go on to read.
     if paths:
-        safe(lambda: ctx.patched.prefetch(list(paths)), None)
+        ctx.patched.prefetch(list(paths))
     return paths
 
 
@@ -292,25 +289,6 @@ def unique_sorted(items: Iterable[Location]) -> list[Location]:
     return [seen[k] for k in sorted(seen)]
 
 
-def safe(fn: Callable[[], Any], default: Any) -> Any:
-    """Evaluate a model query that may not understand odd syntax; never crash the rule.
-
-    Only where the default cannot hide a violation. The statement queries
-    (guards, exits, names_in, ...) are called bare: if one raises, the family's
-    invariant becomes `error` instead of quietly reporting less.
-
-    RecursionError is not swallowed: the model's walks are loops, however
-    deep the input nests (tests/test_pathological.py), so one would be a
-    defect, and a default (`[]`, `None`) in its place would read as "nothing
-    found here" on exactly the input built to hide something. It fails the
-    family closed instead.
-    """
-    try:
-        return fn()
-    except (ValueError, KeyError, IndexError, AttributeError, TypeError):
-        return default
-
-
 # ------------------------------------------------------------------ effect idioms
 
 # How a configured success list names a bare `return` in a handler.
@@ -323,7 +301,7 @@ def handler_fails(program: Program, handler: Expr, fail_names: Sequence[str]) ->
         return True
     if refers_to_any(handler, fail_names):
         return True
-    reached = safe(lambda: program.reaches(handler, list(fail_names), max_depth=3), [])
+    reached = program.reaches(handler, list(fail_names), max_depth=3)
     return bool(reached)
 
 
@@ -332,7 +310,7 @@ def yields_success(handler: Expr, success_names: Sequence[str]) -> bool:
     (`Effect.void`, `Effect.succeed(..)`, `Effect.asVoid`), or a bare `return` when configured?"""
     if refers_to_any(handler, success_names):
         return True
-    function = safe(lambda: handler.function, None)
+    function = handler.function
     for end in exits(function) if function is not None else ():
         if end.value is None and end.kind == "return" and BARE_RETURN in success_names:
             return True
@@ -347,14 +325,14 @@ def refers_to_any(expr: Expr, names: Sequence[str]) -> bool:
     if matches(ref_name(expr), names):
         return True
     wanted = tuple(names)
-    return safe(lambda: expr.any_call(("refers-to", wanted), lambda call: _call_refers(call, wanted)), False)
+    return expr.any_call(("refers-to", wanted), lambda call: _call_refers(call, wanted))
 
 
 def _call_refers(call: Call, names: Sequence[str]) -> bool:
     """The call is one of `names`, or passes one by reference."""
     if matches(call.callee, names):
         return True
-    return any(matches(ref_name(arg), names) for arg in safe(lambda: call.args, ()))
+    return any(matches(ref_name(arg), names) for arg in call.args)
 
 
 def mentions(expr: Expr, word: str) -> bool:
@@ -365,8 +343,8 @@ def mentions(expr: Expr, word: str) -> bool:
     if "." in word:
         if expr.member_path == word:
             return True
-        calls = safe(lambda: expr.calls, ())
-        return any(arg.member_path == word for call in calls for arg in safe(lambda: call.args, ()))
+        calls = expr.calls
+        return any(arg.member_path == word for call in calls for arg in call.args)
     return mentions_name(expr, word)
 
 
@@ -400,7 +378,7 @@ def stages_of(call: Call) -> list[Stage]:
 
 def _piped(call: Call) -> list[Stage]:
     out = []
-    for expr in safe(lambda: call.piped_into, ()):
+    for expr in call.piped_into:
         name = ref_name(expr)
         if name:
             out.append(Stage(expr, name, expr.call))
@@ -409,10 +387,10 @@ def _piped(call: Call) -> list[Stage]:
 
 def first_arg_host(call: Call) -> Call | None:
     """The call `H(call, ...)` taking `call` as its first argument, if any."""
-    host = safe(lambda: call.host, None)
+    host = call.host
     if host is None:
         return None
-    args = safe(lambda: host.args, ())
+    args = host.args
     return host if args and args[0].call is call else None
 
 
@@ -424,7 +402,7 @@ def outermost(call: Call, stages: Sequence[Stage]) -> tuple[int, int]:
         end = max(end, stage.expr.end_line)
         if stage.call is not None:
             line = min(line, stage.call.line)
-    for member in safe(lambda: call.chain, ()):
+    for member in call.chain:
         line = min(line, member.line)
         end = max(end, member.end_line)
     return line, end
@@ -432,7 +410,7 @@ def outermost(call: Call, stages: Sequence[Stage]) -> tuple[int, int]:
 
 def event_of(call: Call) -> str | None:
     """The event a publish call commits: its first argument as a dotted name (`SessionEvent.Step.Failed`)."""
-    args = safe(lambda: call.args, ())
+    args = call.args
     if len(args) < 2:
         return None
     return args[0].member_path
@@ -443,7 +421,7 @@ def publish_around(program: Program, path: str, line: int) -> Call | None:
     that invokes a hook there)."""
     module = program.module(path)
     best: Call | None = None
-    for call in safe(module.calls, ()) if module is not None else ():
+    for call in module.calls() if module is not None else ():
         if call.line <= line <= call.end_line and event_of(call) is not None:
             if best is None or (call.line, -call.end_line) > (best.line, -best.end_line):
                 best = call
@@ -495,7 +473,7 @@ def error_regions(
     files = changed_files(ctx)
     out: list[ErrorRegion] = []
     for path in sorted(set(paths)):
-        regions = safe(lambda: program.parse_errors(path), ())
+        regions = program.parse_errors(path)
         changed = files.get(path)
         module = program.module(path)
         for start, end in regions:
@@ -564,4 +542,4 @@ def violation_summary(blocking: Sequence[Finding], phrases: Mapping[str, str]) -
 
 def iter_calls(program: Program, paths: Iterable[str]) -> Iterator[Call]:
     for module in modules(program, paths):
-        yield from safe(module.calls, ())
+        yield from module.calls()

@@ -313,13 +313,13 @@ class Scan:
 def _relevant(scan: Scan, module: Module) -> bool:
     """Does this file use the claim idioms at all (else the family does not apply to it)?"""
     opts = scan.opts
-    for call in fx.safe(module.calls, ()):
+    for call in module.calls():
         if fx.matches(call.callee, opts.release + opts.renew):
             return True
         if fx.matches(call.callee, opts.catch_tag + opts.catch_tags) and _mentions_lost(call.expr, opts):
             return True
     for hook in opts.interrupt_hooks:
-        if fx.safe(lambda: scan.program.callbacks(hook, module.path), []):
+        if scan.program.callbacks(hook, module.path):
             return True
     return opts.lease_constant in module.imports or opts.lease_constant in module.declarations
 
@@ -339,10 +339,10 @@ def _check_interrupt_commit(scan: Scan) -> None:
     hooks_seen = 0
     for hook in opts.interrupt_hooks:
         files = sorted(set(scan.changed) | set(_files_mentioning(scan, hook)))
-        for cb in sorted(fx.safe(lambda: program.callbacks(hook, files), []), key=lambda c: (c.path, c.line)):
+        for cb in sorted(program.callbacks(hook, files), key=lambda c: (c.path, c.line)):
             hooks_seen += 1
             start: Function | Expr = cb.function if cb.function is not None else cb.value
-            reached = fx.safe(lambda: program.reaches(start, opts.release, max_depth=4), [])
+            reached = program.reaches(start, opts.release, max_depth=4)
             for path in sorted(reached, key=lambda p: [fx.key(c) for c in p]):
                 release = path[-1]
                 if fx.key(release) in scan.reported_releases:
@@ -408,12 +408,12 @@ def _check_interrupt_events(scan: Scan) -> None:
     # only interruption publishes need an order.
     publishes = [c for c in fx.iter_calls(program, scan.changed) if _publishes_interruption(c, opts)]
     for call in fx.in_key_order(publishes):
-        args = fx.safe(lambda: call.args, ())
+        args = call.args
         for arg in args[1:]:
-            for name, value in fx.safe(lambda: arg.props, ()):
+            for name, value in arg.props:
                 if name in opts.interrupt_hooks or not _is_function_like(value):
                     continue
-                reached = fx.safe(lambda: program.reaches(value, opts.release, max_depth=4), [])
+                reached = program.reaches(value, opts.release, max_depth=4)
                 for path in sorted(reached, key=lambda p: [fx.key(c) for c in p]):
                     release = path[-1]
                     if fx.key(release) in scan.reported_releases or not any(c.changed for c in path) and not call.changed:
@@ -445,7 +445,7 @@ def _check_interrupt_events(scan: Scan) -> None:
 
 
 def _publishes_interruption(call: Call, opts: Options) -> bool:
-    args = fx.safe(lambda: call.args, ())
+    args = call.args
     return bool(args) and fx.matches(args[0].member_path or fx.ref_name(args[0]), opts.interrupt_events)
 
 
@@ -459,7 +459,7 @@ def _invokers(scan: Scan, prop: str, skip: Sequence[Callback] = ()) -> list[Loca
     paths = _around_hooks(scan, skip)
     out: list[Location] = []
     found = []
-    for inv in sorted(fx.safe(lambda: program.invocations(prop, paths), []), key=lambda i: (i.path, i.line)):
+    for inv in sorted(program.invocations(prop, paths), key=lambda i: (i.path, i.line)):
         if inv.call is None or fx.last(inv.call.callee) != prop:
             continue
         if any(cb.path == inv.path and cb.line <= inv.line <= cb.end_line for cb in skip):
@@ -492,7 +492,7 @@ def _invoker_callers(scan: Scan, prop: str, skip: Sequence[Callback]) -> list[Lo
     program = scan.program
     paths = _around_hooks(scan, skip)
     names = set()
-    for inv in fx.safe(lambda: program.invocations(prop, paths), []):
+    for inv in program.invocations(prop, paths):
         if any(cb.path == inv.path and cb.line <= inv.line <= cb.end_line for cb in skip):
             continue
         named = fx.outer_named(inv.enclosing, skip=("commit",) + scan.opts.interrupt_hooks)
@@ -501,7 +501,7 @@ def _invoker_callers(scan: Scan, prop: str, skip: Sequence[Callback]) -> list[Lo
     out: list[Location] = []
     for call in _finalizer_calls_named(scan, paths, names):
         if call.enclosing is not None:
-            later = [c for c in call.enclosing.calls if fx.safe(lambda: call.precedes(c), False)]
+            later = [c for c in call.enclosing.calls if call.precedes(c)]
             if later:
                 then = ", ".join(f"`{c.callee_text}`" for c in later[:2])
                 note = f"the interruption finalizer calls `{call.callee_text}` first (:{call.line}), then {then}: those run after the claim is gone"
@@ -556,7 +556,7 @@ def _find_coordinator(scan: Scan) -> list[Location]:
             if not module.namespace or not owner or not (module.namespace == owner or module.namespace.endswith(owner)):
                 continue
             fn = program.function(module.path, member) or next(
-                (f for f in fx.safe(module.functions, ()) if f.name == member), None
+                (f for f in module.functions() if f.name == member), None
             )
             if fn is not None:
                 out.append(fx.fn_loc(fn, f"`{module.namespace}.{member}` finishes interruption and the runner's finalizers only here"))
@@ -624,10 +624,10 @@ def _allowed_releases(scan: Scan) -> set[tuple[str, int, str]]:
         if id(call) in covered:
             continue
         roots.append(call)
-        covered.update(id(inner) for inner in fx.safe(lambda: call.expr.calls, ()))
+        covered.update(id(inner) for inner in call.expr.calls)
     for call in fx.iter_calls(program, set(scan.changed) | site_paths):
         if _is_coordinator_interrupt(call, opts):
-            args = fx.safe(lambda: call.args, ())
+            args = call.args
             if len(args) > opts.cleanup_arg:
                 roots.append(args[opts.cleanup_arg])
     allowed: set[tuple[str, int, str]] = set()
@@ -639,10 +639,10 @@ def _allowed_releases(scan: Scan) -> set[tuple[str, int, str]]:
             start: Expr = root.expr
         else:
             start = root
-            for inner in fx.safe(lambda: start.calls, ()):
+            for inner in start.calls:
                 if scan.is_release(inner):
                     allowed.add(fx.key(inner))
-        for path in fx.safe(lambda: program.reaches(start, opts.release, max_depth=4), []):
+        for path in program.reaches(start, opts.release, max_depth=4):
             allowed.add(fx.key(path[-1]))
     return allowed
 
@@ -744,7 +744,7 @@ def _lost_handler(scan: Scan, call: Call) -> tuple[Expr | None, str]:
     opts = scan.opts
     if not scan.is_catch(call):
         return None, ""  # decided before reading the arguments: most calls are not catches
-    args = fx.safe(lambda: call.args, ())
+    args = call.args
     if not args:
         return None, ""
     if fx.matches(call.callee, opts.catch_tag):
@@ -755,7 +755,7 @@ def _lost_handler(scan: Scan, call: Call) -> tuple[Expr | None, str]:
     if fx.matches(call.callee, opts.catch_tags):
         shorts = {fx.last(x) for x in opts.lost_tags}
         for arg in args:
-            for name, value in fx.safe(lambda: arg.props, ()):
+            for name, value in arg.props:
                 if name in shorts:
                     return value, f"`{fx.strip_call_marks(call.callee)}({{ {name}: .. }})` catches the lost claim"
         return None, ""
@@ -788,7 +788,7 @@ def _lost_branch_succeeds(program: Program, handler: Expr, opts: Options) -> boo
     `e instanceof Lost ? Effect.void : ..`, `if (e._tag === "Lost") return Effect.void`,
     `if (Lost.is(e)) return` all qualify; the test may be written across lines.
     """
-    function = fx.safe(lambda: program.function_of(handler), None)
+    function = program.function_of(handler)
     if function is None:
         return False
     shorts = frozenset(fx.last(t) for t in opts.lost_tags)
@@ -949,10 +949,10 @@ def _schedule_of(repeat: fx.Stage, renew: Call) -> Expr | None:
     """The schedule argument: the last argument that is not the renewal itself."""
     if repeat.call is None:
         return None
-    args = [a for a in fx.safe(lambda: repeat.call.args, ()) if a.call is not renew]
+    args = [a for a in repeat.call.args if a.call is not renew]
     if not args:
         return None
-    options = fx.safe(lambda: args[-1].prop("schedule"), None)  # `Effect.repeat({ schedule: .. })`
+    options = args[-1].prop("schedule")  # `Effect.repeat({ schedule: .. })`
     return options if options is not None else args[-1]
 
 
@@ -971,7 +971,7 @@ def _check_loops(scan: Scan) -> None:
             _check_joined(scan, loop)
         if loop.schedule is None:
             continue
-        period = fx.safe(lambda: program.duration_ms(loop.schedule), None)
+        period = program.duration_ms(loop.schedule)
         if period is None:
             continue
         periods.append(_ms(period))
@@ -1042,7 +1042,7 @@ def _joined(scan: Scan, loop: Loop, name: str) -> bool:
         if call.line <= loop.end_line and call.line >= loop.line:
             continue
         if fx.matches(call.callee, opts.join):
-            if any(fx.mentions(a, name) for a in fx.safe(lambda: call.args, ())):
+            if any(fx.mentions(a, name) for a in call.args):
                 return True
         if call.method in opts.join_members and fx.owner(call.callee) == name:
             return True
@@ -1050,7 +1050,7 @@ def _joined(scan: Scan, loop: Loop, name: str) -> bool:
     if fn is None:
         return False
     for member in opts.join_members:
-        for read in fx.safe(lambda: scan.program.invocations(member, fn.path), []):
+        for read in scan.program.invocations(member, fn.path):
             if fn.line <= read.line <= fn.end_line and read.expr.member_path == f"{name}.{member}":
                 return True
     return False
@@ -1060,7 +1060,7 @@ def _lease(scan: Scan) -> tuple[float, str, bool]:
     """(lease ms, where it came from, whether the patch changed its value)."""
     opts = scan.opts
     patched = _resolve_lease(scan.program, scan, patched=True)
-    base = fx.safe(lambda: _resolve_lease(scan.ctx.base_program, scan, patched=False), None)
+    base = _resolve_lease(scan.ctx.base_program, scan, patched=False)
     if patched is None:
         return opts.lease_fallback, f"`{opts.lease_constant}` could not be resolved; assumed {_ms(opts.lease_fallback)}", False
     value, where = patched
@@ -1075,13 +1075,13 @@ def _resolve_lease(program: Program, scan: Scan, patched: bool) -> tuple[float, 
     for call in fx.iter_calls(scan.program, scan.changed) if patched else ():
         if scan.is_renew(call):
             candidates.append(call.path)
-            definition = fx.safe(lambda: scan.program.definition(call.path, call.callee_text), None)
+            definition = scan.program.definition(call.path, call.callee_text)
             if definition is not None:
                 candidates.append(definition.path)
     candidates += list(scan.changed) + list(fx.tree_paths(scan.ctx, scan.opts.allowed_sites))
     # Each renewal adds its file again; the first file that resolves wins, so asking once per file is the same.
     for path in dict.fromkeys(candidates):
-        value = fx.safe(lambda: program.value(path, name), None)
+        value = program.value(path, name)
         if isinstance(value, (int, float)) and not isinstance(value, bool):
             module = program.module(path)
             imp = module.imports.get(name) if module is not None else None

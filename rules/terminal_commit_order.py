@@ -320,7 +320,7 @@ def _after_failure(scan: Scan, site: Call, failure_sites: Sequence[Call]) -> tup
             [fx.fn_loc(site.enclosing, "the failure handler")] if site.enclosing is not None and handler is None else []
         )
     for failure in failure_sites:
-        if fx.safe(lambda: failure.precedes(site), False) and not jumps_past(failure, site):
+        if failure.precedes(site) and not jumps_past(failure, site):
             return (
                 f"after Step.Failed: after `{failure.callee_text}` at line {failure.line} already failed it",
                 [fx.call_loc(failure, "the failure terminal published first on the same path")],
@@ -357,10 +357,10 @@ def _safe_hooks(scan: Scan) -> list[SafeHook]:
     paths = {p for p in paths if not globs.matches(p, opts.ignore_paths)}
     out: list[SafeHook] = []
     for hook in opts.terminal_hooks:
-        for cb in fx.safe(lambda: program.callbacks(hook, sorted(paths)), []):
-            calls = list(fx.safe(lambda: cb.value.calls, ()))
+        for cb in program.callbacks(hook, sorted(paths)):
+            calls = list(cb.value.calls)
             if cb.function is not None:
-                calls += list(fx.safe(lambda: cb.function.all_calls, ()))
+                calls += list(cb.function.all_calls)
             line = next((ln for ln in (_safe_line(c, opts) for c in calls) if ln is not None), None)
             if line is not None:
                 out.append(SafeHook(cb, line))
@@ -368,8 +368,8 @@ def _safe_hooks(scan: Scan) -> list[SafeHook]:
 
 
 def _safe_line(call: Call, opts: Options) -> int | None:
-    for arg in fx.safe(lambda: call.args, ()):
-        value = fx.safe(lambda: arg.prop(opts.phase_key), None)
+    for arg in call.args:
+        value = arg.prop(opts.phase_key)
         if value is not None and value.string_value == opts.safe_phase:
             return value.line
     return None
@@ -384,7 +384,7 @@ def _check_terminal_before_tools(scan: Scan) -> list[Call]:
         return []
     terminal_publishes: list[Call] = []
     for hook in opts.terminal_hooks:
-        for inv in fx.safe(lambda: program.invocations(hook, scan.scope), []):
+        for inv in program.invocations(hook, scan.scope):
             host = fx.publish_around(program, inv.path, inv.line)
             if host is not None:
                 terminal_publishes.append(host)
@@ -442,7 +442,7 @@ def _unsettled(scan: Scan, site: Call) -> list[str]:
     """Settle steps (of those this code can reach) that do not run before `site` on its path."""
     fn = site.enclosing
     calls = fn.calls if fn is not None else ()
-    before = [c for c in calls if fx.safe(lambda: c.precedes(site), False)]
+    before = [c for c in calls if c.precedes(site)]
     missing = []
     for name in _available_settles(scan, site):
         short = fx.last(name)
@@ -459,7 +459,7 @@ def _settles_via_helper(scan: Scan, call: Call, short: str) -> bool:
     targets = scan.settle_callees.get(short)
     if not targets:
         return False
-    return bool(fx.safe(lambda: scan.program.reaches(call.expr, sorted(targets), max_depth=2), []))
+    return bool(scan.program.reaches(call.expr, sorted(targets), max_depth=2))
 
 
 def _failure_context(scan: Scan, site: Call) -> bool:
@@ -510,7 +510,7 @@ def _before_tools_finding(
     later = [
         c
         for c in (site.enclosing.calls if site.enclosing is not None else ())
-        if c.method in {fx.last(n) for n in opts.settle_tools} and fx.safe(lambda: site.precedes(c), False)
+        if c.method in {fx.last(n) for n in opts.settle_tools} and site.precedes(c)
     ]
     related: list[Location] = []
     if helper is not None:
@@ -557,7 +557,7 @@ def _find_recovery_sites(scan: Scan) -> list[Location]:
         module = scan.program.module(path)
         if module is None:
             continue
-        for call in fx.safe(module.calls, ()):
+        for call in module.calls():
             if fx.matches(call.callee, scan.opts.release) and _mentions_safe(scan, call):
                 out.append(fx.call_loc(call, f"recovery clears claims in phase `{scan.opts.safe_phase}`"))
                 break
@@ -662,7 +662,7 @@ def _reconciled_before(scan: Scan, call: Call) -> bool:
         scan.reconcilers[id(fn)] = [
             other for other in fn.all_calls if other.method in shorts or fx.matches(other.callee, scan.opts.reconcile)
         ]
-    return any(fx.safe(lambda: other.precedes(call), False) for other in scan.reconcilers[id(fn)])
+    return any(other.precedes(call) for other in scan.reconcilers[id(fn)])
 
 
 # ------------------------------------------------------------------ run
@@ -674,15 +674,15 @@ def _relevant(scan: Scan, module: Module) -> bool:
         return True
     terminals = opts.success_events + opts.failure_events
     settles = {fx.last(s) for s in opts.settle_tools}
-    for call in fx.safe(module.calls, ()):
+    for call in module.calls():
         if fx.matches(fx.event_of(call), terminals):
             return True
         if call.method in settles:
             return True
     for hook in opts.terminal_hooks:
-        if fx.safe(lambda: scan.program.callbacks(hook, module.path), []):
+        if scan.program.callbacks(hook, module.path):
             return True
-        if fx.safe(lambda: scan.program.invocations(hook, module.path), []):
+        if scan.program.invocations(hook, module.path):
             return True
     return False
 
