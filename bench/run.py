@@ -196,7 +196,7 @@ def build_case(case: Case, dest: Path) -> tuple[Path, str, Path]:
 
 def sample_cases() -> list[tuple[str, Path, str, Path]]:
     sys.path.insert(0, str(HERE.parent))
-    from reviewer.materialize import load_sample, materialize
+    from reviewer.demo import load_sample, materialize
 
     out = []
     sample = load_sample("session-recovery")
@@ -297,7 +297,7 @@ def phases_in_process(repo: str, base: str, patch: str) -> dict[str, float]:
     totals: dict[str, float] = {}
     import reviewer.cli as cli
     import reviewer.review as review
-    import reviewer.stored as stored
+    import reviewer.state.stored as stored
     from reviewer.typescript import index as ts_index
     from reviewer.typescript import parse as ts_parse
     from reviewer.typescript import syntax as ts_syntax

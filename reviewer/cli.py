@@ -167,7 +167,7 @@ def _append_step_summary(markdown: str, path: str) -> None:
 
 
 def _exit_for(report) -> int:
-    from reviewer.model import Verdict
+    from reviewer.report.model import Verdict
 
     return EXIT_MERGE if report.verdict is Verdict.MERGE else EXIT_BLOCK
 
@@ -184,9 +184,9 @@ def cmd_review(args: argparse.Namespace, gate_only: bool = False) -> int:
 
 
 def _stateful(args: argparse.Namespace, req, outputs: tuple[Output, ...]) -> int:
-    from reviewer.delta import load_report
-    from reviewer.state import StateStore, default_state_dir
-    from reviewer.stored import review_with_state
+    from reviewer.state.delta import load_report
+    from reviewer.state.store import StateStore, default_state_dir
+    from reviewer.state.stored import review_with_state
 
     previous = load_report(args.previous) if args.previous else None
     store = None if args.no_state else StateStore(Path(args.state_dir) if args.state_dir else default_state_dir())
@@ -201,7 +201,7 @@ def _stateful(args: argparse.Namespace, req, outputs: tuple[Output, ...]) -> int
 
 def cmd_pr(args: argparse.Namespace) -> int:
     from reviewer import review
-    from reviewer.pullrequest import pull_request_patch
+    from reviewer.inputs.pullrequest import pull_request_patch
 
     outputs = parse_formats(args.format)
     with tempfile.TemporaryDirectory(prefix="reviewer-pr-") as tmp:
@@ -215,7 +215,7 @@ def cmd_pr(args: argparse.Namespace) -> int:
 
 
 def cmd_diff(args: argparse.Namespace) -> int:
-    from reviewer.delta import compare, load_report
+    from reviewer.state.delta import compare, load_report
     from reviewer.report.markdown import render_delta
 
     sys.stdout.write(render_delta(compare(load_report(args.old), load_report(args.new))))
@@ -225,7 +225,7 @@ def cmd_diff(args: argparse.Namespace) -> int:
 def cmd_history(args: argparse.Namespace) -> int:
     from reviewer.display import printable
     from reviewer.gitio import open_repo
-    from reviewer.state import StateStore, default_state_dir
+    from reviewer.state.store import StateStore, default_state_dir
 
     repo = open_repo(args.repo)
     repo.close()
@@ -244,7 +244,7 @@ def cmd_history(args: argparse.Namespace) -> int:
 
 def cmd_reconstruct(args: argparse.Namespace) -> int:
     from reviewer import review
-    from reviewer.reconstruct import write_patched_files
+    from reviewer.change.reconstruct import write_patched_files
 
     out_dir = Path(args.out)
     if out_dir.exists() and (not out_dir.is_dir() or any(out_dir.iterdir())):
@@ -261,16 +261,16 @@ def cmd_reconstruct(args: argparse.Namespace) -> int:
 
 
 def cmd_rules(args: argparse.Namespace) -> int:
-    from reviewer.registry import catalog, discover
+    from reviewer.engine.registry import catalog, discover
 
     families = discover()
     if args.markdown:
-        from reviewer.explain import reference
+        from reviewer.engine.explain import reference
 
         sys.stdout.write(reference(families))
         return EXIT_MERGE
     if args.explain:
-        from reviewer.explain import explain
+        from reviewer.engine.explain import explain
 
         sys.stdout.write(explain(families, args.explain))
         return EXIT_MERGE
@@ -284,7 +284,7 @@ def cmd_rules(args: argparse.Namespace) -> int:
 
 def cmd_demo(args: argparse.Namespace) -> int:
     from reviewer import review
-    from reviewer.materialize import load_sample, materialize
+    from reviewer.demo import load_sample, materialize
 
     sample = load_sample(args.sample)
     chosen = sample.patch(args.patch_name)

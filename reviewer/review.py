@@ -8,16 +8,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterator, Mapping
 
 from reviewer import RULESET_VERSION, __version__
-from reviewer.budget import time_budget
-from reviewer.changeset import ChangeSet
-from reviewer.config import CONFIG_PATH, Config, build_config, defaults, load_config_file, parse_toml
+from reviewer.engine.budget import time_budget
+from reviewer.change.changeset import ChangeSet
+from reviewer.inputs.config import CONFIG_PATH, Config, build_config, defaults, load_config_file, parse_toml
 from reviewer.errors import ReviewerError
-from reviewer.limits import file_limits, limits_check
-from reviewer.context import TreeView
+from reviewer.gate.limits import file_limits, limits_check
+from reviewer.engine.context import TreeView
 from reviewer.display import code_line
-from reviewer.engine import run_families
+from reviewer.engine.run import run_families
 from reviewer.gitio import BlobReader, Repo, open_repo
-from reviewer.integrity import (
+from reviewer.gate.integrity import (
     GateResult,
     Inputs,
     check_base,
@@ -28,7 +28,7 @@ from reviewer.integrity import (
     require_full_sha,
     run_gate,
 )
-from reviewer.model import (
+from reviewer.report.model import (
     Check,
     CheckStatus,
     FileEntry,
@@ -43,13 +43,13 @@ from reviewer.model import (
     SuppressedFinding,
     decide_verdict,
 )
-from reviewer.patchfile import STDIN, PatchFile, read_patch, section_headers
-from reviewer.reconstruct import build_changeset, unique_entries
-from reviewer.registry import Family, discover
-from reviewer.suppress import Scope, apply_suppressions, in_scope
+from reviewer.inputs.patchfile import STDIN, PatchFile, read_patch, section_headers
+from reviewer.change.reconstruct import build_changeset, unique_entries
+from reviewer.engine.registry import Family, discover
+from reviewer.engine.suppress import Scope, apply_suppressions, in_scope
 
 if TYPE_CHECKING:
-    from reviewer.cache import OutcomeCache
+    from reviewer.engine.cache import OutcomeCache
 
 EXCERPT_MAX_LINES = 12
 EMPTY = PatchFile.of("empty.patch", b"")
@@ -70,7 +70,7 @@ class Request:
     pull_request: PullRequest | None = None
     allow_symlinks: bool = False
     allow_gitlinks: bool = False
-    cache_dir: str | None = None  # optional family-outcome cache (reviewer.cache); never changes the report
+    cache_dir: str | None = None  # optional family-outcome cache (reviewer.engine.cache); never changes the report
     # Where reviewer.toml is read when it is not the base: a pull request is
     # judged by its target branch's rules, never by a merge base its author
     # chose (which may predate a tightened configuration).
@@ -168,7 +168,7 @@ def _load_config(req: Request, repo: Repo, base_tree: str | None, families: tupl
 
 def _check_findings(checks: tuple[Check, ...]) -> list[Finding]:
     """Every failed integrity check is also a finding: its title and (must-fix)
-    severity are the check's spec (reviewer/integrity.py), its message the detail."""
+    severity are the check's spec (reviewer/gate/integrity.py), its message the detail."""
     findings = []
     for check in checks:
         if check.status is not CheckStatus.FAIL:
@@ -281,7 +281,7 @@ def execute(req: Request, p: Prepared, gate_only: bool = False) -> Outcome:
 def _open_cache(directory: str | None) -> "OutcomeCache | None":
     if not directory:
         return None
-    from reviewer.cache import OutcomeCache  # lazy: only when --cache-dir is given
+    from reviewer.engine.cache import OutcomeCache  # lazy: only when --cache-dir is given
 
     return OutcomeCache(directory)
 

@@ -12,9 +12,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Mapping, Sequence
 
-from reviewer import globs
-from reviewer.changeset import ChangedFile, FileStatus
-from reviewer.model import Finding, Location
+from reviewer.engine import globs
+from reviewer.change.changeset import ChangedFile, FileStatus
+from reviewer.report.model import Finding, Location
 from reviewer.typescript import (
     Call,
     Expr,
@@ -29,7 +29,7 @@ from reviewer.typescript import (
 )
 
 if TYPE_CHECKING:
-    from reviewer.context import ReviewContext
+    from reviewer.engine.context import ReviewContext
 
 TS_SUFFIXES = (".ts", ".tsx", ".mts", ".cts")
 

@@ -14,14 +14,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Mapping
 
-from reviewer.globs import matches
-from reviewer.model import Finding, InvariantStatus, Location, Severity
-from reviewer.registry import CheckSpec, Family, Outcome, parse_error_check
+from reviewer.engine.globs import matches
+from reviewer.report.model import Finding, InvariantStatus, Location, Severity
+from reviewer.engine.registry import CheckSpec, Family, Outcome, parse_error_check
 from reviewer.typescript import error_scope, words_on_lines
 
 if TYPE_CHECKING:
-    from reviewer.changeset import ChangedFile
-    from reviewer.context import ReviewContext
+    from reviewer.change.changeset import ChangedFile
+    from reviewer.engine.context import ReviewContext
     from reviewer.typescript import Call, Expr, Function, Module, Program
 
 FAMILY_ID = "bounded-scan"

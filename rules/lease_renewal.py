@@ -13,16 +13,16 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Sequence
 
-from reviewer import globs
-from reviewer.changeset import ChangedFile
-from reviewer.model import Finding, InvariantStatus, Location, Severity
-from reviewer.registry import CheckSpec, Family, Outcome, parse_error_check
+from reviewer.engine import globs
+from reviewer.change.changeset import ChangedFile
+from reviewer.report.model import Finding, InvariantStatus, Location, Severity
+from reviewer.engine.registry import CheckSpec, Family, Outcome, parse_error_check
 from reviewer.typescript import Atom, Call, Callback, Exit, Expr, Function, Module, Program, Role, exits, mentions_string
 
 from reviewer.rules import _effect as fx
 
 if TYPE_CHECKING:
-    from reviewer.context import ReviewContext
+    from reviewer.engine.context import ReviewContext
 
 FAMILY_ID = "lease-renewal"
 

@@ -31,11 +31,11 @@ import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Iterable, Iterator, Mapping, Sequence
 
-from reviewer.changeset import ChangedFile, FileStatus
-from reviewer.context import ReviewContext, TreeView
-from reviewer.globs import matches
-from reviewer.model import Finding, InvariantStatus, Location, Severity
-from reviewer.registry import CheckSpec, Family, Outcome
+from reviewer.change.changeset import ChangedFile, FileStatus
+from reviewer.engine.context import ReviewContext, TreeView
+from reviewer.engine.globs import matches
+from reviewer.report.model import Finding, InvariantStatus, Location, Severity
+from reviewer.engine.registry import CheckSpec, Family, Outcome
 
 if TYPE_CHECKING:
     from reviewer.typescript import Call, Expr, Import, Module, Program

@@ -109,7 +109,7 @@ def state_digest(git_dir_or_repo: Path) -> str:
 
 def sample_repo(tmp: Path, name: str = "session-recovery") -> tuple[Path, str, dict[str, Path]]:
     """The shipped sample as a bare repository plus its patch files: (git_dir, base, {patch name: path})."""
-    from reviewer.materialize import load_sample, materialize
+    from reviewer.demo import load_sample, materialize
 
     sample = load_sample(name)
     git_dir, base = materialize(sample, tmp / "repo.git")

@@ -13,12 +13,13 @@ from pathlib import Path
 import pytest
 
 from gitrepo import sample_repo
-from reviewer import cache as cache_mod
-from reviewer import engine, review
-from reviewer.cache import OutcomeCache, outcome_data
+from reviewer.engine import cache as cache_mod
+from reviewer import review
+from reviewer.engine import run as engine
+from reviewer.engine.cache import OutcomeCache, outcome_data
 from reviewer.cli import main
-from reviewer.model import Finding, InvariantStatus, Location, Severity
-from reviewer.registry import Outcome
+from reviewer.report.model import Finding, InvariantStatus, Location, Severity
+from reviewer.engine.registry import Outcome
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -126,10 +127,10 @@ def test_a_corrupt_entry_is_ignored_logged_and_replaced(sample, capsys, tmp_path
     with_findings = [e for e in entries if json.loads(e.read_text())["outcome"]["findings"]]
     for entry in with_findings:
         CORRUPTIONS[kind](entry)
-    with caplog.at_level(logging.DEBUG, logger="reviewer.cache"):
+    with caplog.at_level(logging.DEBUG, logger="reviewer.engine.cache"):
         again = _review(sample, capsys, "--cache-dir", str(tmp_path))
     assert again == reference
-    assert any("ignored" in r.getMessage() for r in caplog.records if r.name == "reviewer.cache")
+    assert any("ignored" in r.getMessage() for r in caplog.records if r.name == "reviewer.engine.cache")
     # Rewritten with a good entry: the next run hits it.
     for entry in with_findings:
         assert json.loads(entry.read_text())["checksum"] == cache_mod._checksum(json.loads(entry.read_text())["outcome"])

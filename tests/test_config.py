@@ -10,11 +10,11 @@ import pytest
 from gitrepo import make_change
 from reviewer import review
 from reviewer.cli import main
-from reviewer.config import build_config, parse_toml
+from reviewer.inputs.config import build_config, parse_toml
 from reviewer.errors import ReviewerError
-from reviewer.limits import Limits
-from reviewer.model import InvariantStatus, Location, Severity
-from reviewer.registry import CheckSpec, Family, Outcome
+from reviewer.gate.limits import Limits
+from reviewer.report.model import InvariantStatus, Location, Severity
+from reviewer.engine.registry import CheckSpec, Family, Outcome
 
 
 def _probe() -> Family:
@@ -244,7 +244,7 @@ def test_well_typed_edge_values_are_accepted(tmp_path, capsys) -> None:
 
 def test_a_float_option_given_as_an_integer_is_the_same_configuration() -> None:
     """`max_period_fraction = 1` and `= 1.0` are one configuration (one identity for stored reviews)."""
-    from reviewer.registry import discover
+    from reviewer.engine.registry import discover
 
     families = discover()
     as_int = build_config(parse_toml(b"[rules.lease-renewal]\nmax_period_fraction = 1\n", "t"), families, "t")
@@ -283,7 +283,7 @@ def _disable_table(rule_id: str) -> str:
 @pytest.mark.parametrize("table, render", [("severity", _severity_table), ("disable", _disable_table)])
 @pytest.mark.parametrize("rule_id, why", NEVER_CONFIGURABLE)
 def test_builtin_checks_can_never_be_re_rated_or_disabled(table, render, rule_id, why) -> None:
-    from reviewer.registry import discover
+    from reviewer.engine.registry import discover
 
     with pytest.raises(ReviewerError) as info:
         build_config(parse_toml(render(rule_id).encode(), "t.toml"), discover(), "t.toml")
@@ -295,7 +295,7 @@ def test_builtin_checks_can_never_be_re_rated_or_disabled(table, render, rule_id
 @pytest.mark.parametrize("render", [_severity_table, _disable_table])
 @pytest.mark.parametrize("rule_id", ["integrity/nope", "suppression/nope", "nope/internal-error", "integrity/", "internal-error"])
 def test_unknown_ids_near_builtin_ones_are_still_no_such_rule(render, rule_id) -> None:
-    from reviewer.registry import discover
+    from reviewer.engine.registry import discover
 
     with pytest.raises(ReviewerError) as info:
         build_config(parse_toml(render(rule_id).encode(), "t.toml"), discover(), "t.toml")

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from reviewer.explain import GENERATED, REGENERATE, explain, main as explain_main, rule_pages, write_rule_pages
-from reviewer.registry import catalog, discover
+from reviewer.engine.explain import GENERATED, REGENERATE, explain, main as explain_main, rule_pages, write_rule_pages
+from reviewer.engine.registry import catalog, discover
 
 ROOT = Path(__file__).resolve().parent.parent
 README = ROOT / "README.md"
@@ -49,7 +49,7 @@ def test_every_group_of_the_catalog_has_a_page() -> None:
 
 
 def test_write_docs_command_regenerates_and_prunes(tmp_path: Path, capsys) -> None:
-    """`python -m reviewer.explain --write-docs DIR` writes every page, removes generated pages
+    """`python -m reviewer.engine.explain --write-docs DIR` writes every page, removes generated pages
     of groups that no longer exist, and never touches a page written by hand."""
     (tmp_path / "gone-family.md").write_text(GENERATED + "\n\n# `gone-family`\n", encoding="utf-8")
     (tmp_path / "notes.md").write_text("# written by hand\n", encoding="utf-8")
@@ -253,8 +253,8 @@ def test_report_format_documents_every_schema_field_and_value() -> None:
 
 
 def test_configuration_documents_every_table_and_limit() -> None:
-    from reviewer.config import _TABLES
-    from reviewer.limits import Limits
+    from reviewer.inputs.config import _TABLES
+    from reviewer.gate.limits import Limits
 
     doc = (DOCS / "configuration.md").read_text(encoding="utf-8")
     for table in _TABLES.values():

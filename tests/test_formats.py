@@ -12,8 +12,8 @@ import pytest
 from gitrepo import make_change, sample_repo
 from reviewer import review
 from reviewer.cli import main
-from reviewer.model import InvariantStatus, Location, Severity
-from reviewer.registry import CheckSpec, Family, Outcome
+from reviewer.report.model import InvariantStatus, Location, Severity
+from reviewer.engine.registry import CheckSpec, Family, Outcome
 from reviewer.report import renderer
 from reviewer.report.github import cap_summary, escape_data, escape_property
 

@@ -18,7 +18,7 @@ import pytest
 from gitrepo import ENV, make_change, sample_repo
 from reviewer import review
 from reviewer.cli import main
-from reviewer.model import InvariantStatus
+from reviewer.report.model import InvariantStatus
 
 ROOT = Path(__file__).resolve().parent.parent
 EXPECTED = json.loads((ROOT / "samples" / "session-recovery" / "expected.json").read_text())

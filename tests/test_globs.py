@@ -1,4 +1,4 @@
-from reviewer.globs import literal_prefix, matches
+from reviewer.engine.globs import literal_prefix, matches
 
 
 def test_double_star_crosses_directories_and_may_match_none() -> None:

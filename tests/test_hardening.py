@@ -17,8 +17,8 @@ from reviewer import review
 from reviewer.cli import main
 from reviewer.errors import ReviewerError
 from reviewer.gitio import check_git_version
-from reviewer.model import InvariantStatus, Location, Severity
-from reviewer.registry import CheckSpec, Family, Outcome, discover
+from reviewer.report.model import InvariantStatus, Location, Severity
+from reviewer.engine.registry import CheckSpec, Family, Outcome, discover
 from reviewer.report import renderer
 
 BASE = {"src/a.ts": "export const a = 1\n", "docs/readme.md": "hello\n"}

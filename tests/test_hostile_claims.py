@@ -15,7 +15,7 @@ import pytest
 from gitrepo import Repo, git, make_change, sample_repo
 from reviewer import review
 from reviewer.cli import main
-from reviewer.integrity import path_problem
+from reviewer.gate.integrity import path_problem
 
 RECOVERY = "packages/core/src/session/recovery.ts"
 
@@ -126,8 +126,8 @@ def test_quoted_code_never_carries_terminal_or_bidi_controls(tmp_path: Path) -> 
     repo, base, patch, _ = make_change(tmp_path, {"src/a.ts": "export const a = 0\n"}, {"src/a.ts": code})
     odd_name = tmp_path / "x\x1b]0;pwned\x07.patch"
     odd_name.write_bytes(patch.read_bytes())
-    from reviewer.registry import CheckSpec, Family, Outcome
-    from reviewer.model import InvariantStatus, Location, Severity
+    from reviewer.engine.registry import CheckSpec, Family, Outcome
+    from reviewer.report.model import InvariantStatus, Location, Severity
 
     def flag(ctx) -> Outcome:
         return Outcome(InvariantStatus.VERIFIED, "s", (ctx.finding("x", title="t", message="m",

@@ -22,8 +22,8 @@ from hypothesis import strategies as st
 from gitrepo import make_change
 from reviewer import review
 from reviewer.cli import main
-from reviewer.model import InvariantStatus, Location, Severity
-from reviewer.registry import CheckSpec, Family, Outcome
+from reviewer.report.model import InvariantStatus, Location, Severity
+from reviewer.engine.registry import CheckSpec, Family, Outcome
 from reviewer.report import renderer
 from reviewer.report.markdown import text
 

@@ -20,8 +20,8 @@ import pytest
 from gitrepo import make_change, sample_repo
 from reviewer.cli import main
 from reviewer.errors import ReviewerError
-from reviewer.patchfile import unquote_git_path
-from reviewer.stored import checked
+from reviewer.inputs.patchfile import unquote_git_path
+from reviewer.state.stored import checked
 
 
 def _cli(*args: str, stdin: bytes | None = None, env: dict | None = None, timeout: float = 60) -> subprocess.CompletedProcess:

@@ -34,7 +34,7 @@ import pytest
 
 from gitrepo import make_change
 from reviewer import review
-from reviewer.engine import run_families
+from reviewer.engine.run import run_families
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
 import pathological  # noqa: E402  (bench/pathological.py: the shapes, shared with the benchmark)

@@ -9,7 +9,7 @@ import pytest
 
 from gitrepo import git, make_change
 from reviewer import review
-from reviewer.changeset import FileStatus
+from reviewer.change.changeset import FileStatus
 
 BASE = {
     "src/keep.ts": "export const a = 1\nexport const b = 2\nexport const c = 3\n",

@@ -19,9 +19,9 @@ from gitrepo import make_change
 from reviewer import review
 from reviewer.cli import main
 from reviewer.errors import ReviewerError
-from reviewer.explain import explain
-from reviewer.model import Check, CheckStatus, InvariantStatus, Severity
-from reviewer.registry import (
+from reviewer.engine.explain import explain
+from reviewer.report.model import Check, CheckStatus, InvariantStatus, Severity
+from reviewer.engine.registry import (
     CheckGroup,
     CheckSpec,
     Family,
@@ -39,7 +39,7 @@ ROOT = Path(__file__).resolve().parent.parent
 SARIF_SCHEMA = json.loads((ROOT / "tests" / "data" / "sarif-schema-2.1.0.json").read_text())
 
 # Every id outside the families that a finding (or a gate check) can carry.
-# A new one needs a spec in reviewer/integrity.py or reviewer/suppress.py, and
+# A new one needs a spec in reviewer/gate/integrity.py or reviewer/engine/suppress.py, and
 # a line here: the test below fails until both exist.
 BUILTIN_IDS = {
     "integrity/base-commit",

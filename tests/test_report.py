@@ -11,8 +11,8 @@ import pytest
 
 from gitrepo import make_change
 from reviewer import review
-from reviewer.model import InvariantStatus, Location, Severity
-from reviewer.registry import CheckSpec, Family, Outcome
+from reviewer.report.model import InvariantStatus, Location, Severity
+from reviewer.engine.registry import CheckSpec, Family, Outcome
 from reviewer.report import renderer
 
 BASE = {"src/a.ts": "export const a = 1\nexport const b = 2\n"}

@@ -34,7 +34,7 @@ import pytest
 
 from gitrepo import make_change
 from reviewer import review
-from reviewer.registry import discover
+from reviewer.engine.registry import discover
 
 FIXTURES = Path(__file__).parent / "fixtures" / "rules"
 _ANNOTATION = re.compile(r"(?://|#|/\*)\s*(ruleid|ok):\s*([\w./-]+)")

@@ -13,7 +13,7 @@ import pytest
 from reviewer import review
 from reviewer.cli import main
 from gitrepo import git, sample_repo
-from reviewer.materialize import load_sample
+from reviewer.demo import load_sample
 from reviewer.report import renderer
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -23,8 +23,8 @@ import pytest
 from conftest import schema_errors
 from gitrepo import sample_repo
 from reviewer import review
-from reviewer.delta import with_delta
-from reviewer.model import PullRequest
+from reviewer.state.delta import with_delta
+from reviewer.report.model import PullRequest
 from reviewer.report import json_format, renderer
 from reviewer.schemas import REPORT_SCHEMA, report_schema
 

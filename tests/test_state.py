@@ -101,7 +101,7 @@ def test_any_identity_part_changing_means_a_new_review(change, capsys, tmp_path,
     _, _, err = _run(capsys, "review", *first, "--artifact", f"{artifact}={'0' * 64}")
     assert "re-run" not in err
     for name in ("RULESET_VERSION", "__version__"):
-        monkeypatch.setattr(f"reviewer.stored.{name}", "9999.0")
+        monkeypatch.setattr(f"reviewer.state.stored.{name}", "9999.0")
         _, _, err = _run(capsys, "review", *first)
         assert "re-run" not in err, name
 

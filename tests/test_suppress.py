@@ -12,10 +12,10 @@ from hypothesis import strategies as st
 
 from gitrepo import make_change
 from reviewer import review
-from reviewer.model import InvariantStatus, Location, Severity
-from reviewer.registry import CheckSpec, Family, Outcome
+from reviewer.report.model import InvariantStatus, Location, Severity
+from reviewer.engine.registry import CheckSpec, Family, Outcome
 from reviewer.report import renderer
-from reviewer.suppress import parse_directive
+from reviewer.engine.suppress import parse_directive
 
 
 def _probe() -> Family:

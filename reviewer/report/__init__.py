@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Callable
 
-from reviewer.model import Report
+from reviewer.report.model import Report
 
 FORMATS = ("markdown", "json", "sarif", "github", "comment")
 

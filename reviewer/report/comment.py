@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from reviewer.model import Report, Severity
+from reviewer.report.model import Report, Severity
 from reviewer.report.markdown import code, span, text
 
 MARKER = "<!-- reviewer:sticky-comment -->"

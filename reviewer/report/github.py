@@ -7,7 +7,7 @@ a command early, start another one (`::set-output`, `::add-mask`,
 
 from __future__ import annotations
 
-from reviewer.model import Finding, Report, Severity
+from reviewer.report.model import Finding, Report, Severity
 
 COMMAND = {Severity.MUST_FIX: "error", Severity.SHOULD_FIX: "warning", Severity.CONSIDER: "notice"}
 SUMMARY_LIMIT = 1024 * 1024 - 4096  # GitHub refuses step summaries over 1 MiB

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from reviewer.model import Finding, Location, Report
+from reviewer.report.model import Finding, Location, Report
 
 SCHEMA = "reviewer-report/1"
 

@@ -13,7 +13,7 @@ from importlib import resources
 
 import jinja2
 
-from reviewer.model import CheckStatus, Delta, InvariantStatus, Report, Severity
+from reviewer.report.model import CheckStatus, Delta, InvariantStatus, Report, Severity
 
 _MENTION = re.compile(r"@(?=[A-Za-z0-9_-])")
 _LONGEST_TICKS = re.compile(r"`+")

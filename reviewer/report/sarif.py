@@ -11,7 +11,7 @@ import json
 from typing import Any
 from urllib.parse import quote
 
-from reviewer.model import Finding, Location, Report, Severity
+from reviewer.report.model import Finding, Location, Report, Severity
 
 SCHEMA_URI = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
 LEVEL = {Severity.MUST_FIX: "error", Severity.SHOULD_FIX: "warning", Severity.CONSIDER: "note"}
@@ -20,7 +20,7 @@ LEVEL = {Severity.MUST_FIX: "error", Severity.SHOULD_FIX: "warning", Severity.CO
 def _rule_docs() -> dict[str, dict[str, Any]]:
     """SARIF rule metadata of every check the registry knows: each family's checks
     and internal-error, the integrity gate and the suppression checks."""
-    from reviewer.registry import catalog, discover
+    from reviewer.engine.registry import catalog, discover
 
     docs: dict[str, dict[str, Any]] = {}
     for group in catalog(discover()):

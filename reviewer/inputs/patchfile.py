@@ -3,7 +3,7 @@
 Paths come from git itself (`git apply --numstat -z`), which is what git will
 write; this module only adds what numstat leaves out (the source of a rename
 or copy, a new mode). What changed inside each file is never read from the
-patch: reconstruction compares the blobs git produced (see `reviewer.linediff`).
+patch: reconstruction compares the blobs git produced (see `reviewer.change.linediff`).
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 The patched tree is the one git wrote from the temporary index, so the
 patched text is exactly what `git apply` produces. What changed inside each
-file is git's own diff of the two blobs (`reviewer.linediff`), and whether a
+file is git's own diff of the two blobs (`reviewer.change.linediff`), and whether a
 file is binary is decided from its content, never from how the patch encoded it.
 """
 
@@ -12,10 +12,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Mapping
 
-from reviewer.changeset import ChangedFile, ChangeSet, FileStatus, Hunk, is_binary
+from reviewer.change.changeset import ChangedFile, ChangeSet, FileStatus, Hunk, is_binary
 from reviewer.gitio import RawChange, Repo
-from reviewer.linediff import BINARY, blob_hunks, tree_hunks
-from reviewer.patchfile import HeaderInfo, NumstatEntry
+from reviewer.change.linediff import BINARY, blob_hunks, tree_hunks
+from reviewer.inputs.patchfile import HeaderInfo, NumstatEntry
 
 _ZERO = "0" * 40
 

@@ -16,10 +16,10 @@ from pathlib import Path, PurePosixPath
 from reviewer.display import BIDI_CONTROLS, printable
 from reviewer.errors import ReviewerError
 from reviewer.gitio import RawChange, Repo, is_full_sha
-from reviewer.limits import Limits, check_patch, limits_check
-from reviewer.model import Check, CheckStatus, Severity
-from reviewer.patchfile import HeaderInfo, NumstatEntry, PatchFile, numstat, sha256_file
-from reviewer.registry import CheckGroup, CheckSpec
+from reviewer.gate.limits import Limits, check_patch, limits_check
+from reviewer.report.model import Check, CheckStatus, Severity
+from reviewer.inputs.patchfile import HeaderInfo, NumstatEntry, PatchFile, numstat, sha256_file
+from reviewer.engine.registry import CheckGroup, CheckSpec
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,7 @@
 """`reviewer rules --explain ID`: what a rule checks, why, a bad and a good example.
 
 Also the rules reference built from the same registry: docs/rules/ (one page per
-family or built-in group, `python -m reviewer.explain --write-docs docs/rules`)
+family or built-in group, `python -m reviewer.engine.explain --write-docs docs/rules`)
 and `reviewer rules --markdown`.
 """
 
@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 
 from reviewer.errors import ReviewerError
-from reviewer.registry import CheckGroup, Family, catalog
+from reviewer.engine.registry import CheckGroup, Family, catalog
 
 
 def explain(families: tuple[Family, ...], rule_id: str) -> str:
@@ -61,8 +61,8 @@ def _toml_value(value: object) -> str:
 
 # ------------------------------------------------------------------ the rules reference (docs/rules/)
 
-GENERATED = "<!-- Generated from the rule registry by `python -m reviewer.explain --write-docs docs/rules`. Do not edit. -->"
-REGENERATE = "python -m reviewer.explain --write-docs docs/rules"
+GENERATED = "<!-- Generated from the rule registry by `python -m reviewer.engine.explain --write-docs docs/rules`. Do not edit. -->"
+REGENERATE = "python -m reviewer.engine.explain --write-docs docs/rules"
 INDEX = "README.md"
 
 
@@ -178,12 +178,12 @@ def reference(families: tuple[Family, ...]) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """`python -m reviewer.explain --write-docs DIR`: regenerate the rules reference pages."""
+    """`python -m reviewer.engine.explain --write-docs DIR`: regenerate the rules reference pages."""
     import argparse
 
-    from reviewer.registry import discover
+    from reviewer.engine.registry import discover
 
-    parser = argparse.ArgumentParser(prog="python -m reviewer.explain", description=main.__doc__)
+    parser = argparse.ArgumentParser(prog="python -m reviewer.engine.explain", description=main.__doc__)
     parser.add_argument("--write-docs", metavar="DIR", required=True, help="directory of the rule pages (docs/rules)")
     args = parser.parse_args(argv)
     for path in write_rule_pages(args.write_docs, discover()):

@@ -10,9 +10,9 @@ import math
 from dataclasses import dataclass, fields
 from typing import Any, Mapping
 
-from reviewer.changeset import ChangeSet
+from reviewer.change.changeset import ChangeSet
 from reviewer.errors import ReviewerError
-from reviewer.model import Check, CheckStatus
+from reviewer.report.model import Check, CheckStatus
 
 # Files the TypeScript model parses: skipping one of these could hide a
 # violation, so going over a limit there fails the review instead.

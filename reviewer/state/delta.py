@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any, Callable, Mapping
 
 from reviewer.errors import ReviewerError
-from reviewer.model import Delta, DeltaItem, Report, Severity
+from reviewer.report.model import Delta, DeltaItem, Report, Severity
 from reviewer.report.json_format import SCHEMA, to_dict
 
 _HEX = frozenset("0123456789abcdef")

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from reviewer.errors import ReviewerError
 from reviewer.gitio import Repo, open_repo
-from reviewer.model import PullRequest
+from reviewer.report.model import PullRequest
 
 
 def _shallow_hint(repo: Repo) -> str:

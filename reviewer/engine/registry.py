@@ -5,8 +5,8 @@ defines a module-level `FAMILY`. Modules whose name starts with `_` are
 helpers, not families.
 
 Some findings come from the pipeline itself, not from a family: the integrity
-gate (`integrity/*`, specified in reviewer/integrity.py), the checks on
-`reviewer-ignore` comments (`suppression/*`, in reviewer/suppress.py) and the
+gate (`integrity/*`, specified in reviewer/gate/integrity.py), the checks on
+`reviewer-ignore` comments (`suppression/*`, in reviewer/engine/suppress.py) and the
 `<family>/internal-error` a family becomes when it raises or overruns its
 budget (here). They are documented like any check, as `CheckGroup`s that
 never run (`builtin_groups()`), and can never be re-rated or disabled
@@ -23,10 +23,10 @@ from dataclasses import dataclass, field
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, Callable, Mapping
 
-from reviewer.model import Finding, InvariantStatus, Severity
+from reviewer.report.model import Finding, InvariantStatus, Severity
 
 if TYPE_CHECKING:
-    from reviewer.context import ReviewContext
+    from reviewer.engine.context import ReviewContext
 
 
 @dataclass(frozen=True)
@@ -151,7 +151,7 @@ INTERNAL_ERROR_LOCKED = (
 
 
 def internal_error_check(family_id: str) -> CheckSpec:
-    """The must-fix finding `family_id` becomes when it raises or overruns its time budget (reviewer.engine)."""
+    """The must-fix finding `family_id` becomes when it raises or overruns its time budget (reviewer.engine.run)."""
     return CheckSpec(
         id=f"{family_id}/{INTERNAL_ERROR}",
         severity=Severity.MUST_FIX,
@@ -180,8 +180,8 @@ def internal_error_check(family_id: str) -> CheckSpec:
 def builtin_groups() -> tuple[CheckGroup, ...]:
     """The checks the pipeline raises itself, sorted by id: `integrity`, `suppression`."""
     # Imported here: those modules import CheckSpec from this one.
-    from reviewer.integrity import INTEGRITY
-    from reviewer.suppress import SUPPRESSION
+    from reviewer.gate.integrity import INTEGRITY
+    from reviewer.engine.suppress import SUPPRESSION
 
     return tuple(sorted((INTEGRITY, SUPPRESSION), key=lambda g: g.id))
 

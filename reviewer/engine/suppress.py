@@ -14,9 +14,9 @@ import enum
 import string
 from dataclasses import dataclass
 
-from reviewer.changeset import ChangeSet, ChangedFile
-from reviewer.model import Finding, Location, Severity
-from reviewer.registry import CheckGroup, CheckSpec
+from reviewer.change.changeset import ChangeSet, ChangedFile
+from reviewer.report.model import Finding, Location, Severity
+from reviewer.engine.registry import CheckGroup, CheckSpec
 
 MARKER = "reviewer-ignore"
 _OPENERS = ("//", "#", "/*", "<!--")

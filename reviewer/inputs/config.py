@@ -26,9 +26,9 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping
 
 from reviewer.errors import ReviewerError
-from reviewer.limits import INT_MAX, Limits, is_finite_number, is_integer, shown
-from reviewer.model import Severity
-from reviewer.registry import Family, locked_reason
+from reviewer.gate.limits import INT_MAX, Limits, is_finite_number, is_integer, shown
+from reviewer.report.model import Severity
+from reviewer.engine.registry import Family, locked_reason
 
 CONFIG_PATH = "reviewer.toml"
 _BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")

@@ -38,13 +38,13 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping
 
 from reviewer import RULESET_VERSION, __version__
-from reviewer.changeset import ChangeSet
-from reviewer.model import Finding, InvariantStatus, Location, Severity
-from reviewer.registry import Outcome
+from reviewer.change.changeset import ChangeSet
+from reviewer.report.model import Finding, InvariantStatus, Location, Severity
+from reviewer.engine.registry import Outcome
 
 SCHEMA = "reviewer-cache/1"
 
-log = logging.getLogger("reviewer.cache")
+log = logging.getLogger("reviewer.engine.cache")
 
 
 class Uncacheable(Exception):

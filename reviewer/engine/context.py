@@ -7,12 +7,12 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, Mapping
 
-from reviewer.changeset import ChangeSet, decode_text
+from reviewer.change.changeset import ChangeSet, decode_text
 from reviewer.gitio import BlobReader, Repo
-from reviewer.model import Finding, Location, Severity
+from reviewer.report.model import Finding, Location, Severity
 
 if TYPE_CHECKING:
-    from reviewer.registry import Family
+    from reviewer.engine.registry import Family
     from reviewer.typescript import Program
 
 

@@ -15,12 +15,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable, Mapping
 
 from reviewer import RULESET_VERSION, __version__
-from reviewer.delta import with_delta
+from reviewer.state.delta import with_delta
 from reviewer.errors import ReviewerError
-from reviewer.model import Report
+from reviewer.report.model import Report
 from reviewer.report import FORMATS, renderer
 from reviewer.report.json_format import to_dict
-from reviewer.state import Identity, Record, StateStore, now
+from reviewer.state.store import Identity, Record, StateStore, now
 
 if TYPE_CHECKING:
     from reviewer.review import Prepared

@@ -9,15 +9,15 @@ from __future__ import annotations
 import traceback
 from typing import TYPE_CHECKING
 
-from reviewer.budget import time_budget
-from reviewer.changeset import ChangeSet
-from reviewer.config import Config
-from reviewer.context import ReviewContext, TreeView
-from reviewer.model import Finding, InvariantResult, InvariantStatus, Severity
-from reviewer.registry import Family, Outcome
+from reviewer.engine.budget import time_budget
+from reviewer.change.changeset import ChangeSet
+from reviewer.inputs.config import Config
+from reviewer.engine.context import ReviewContext, TreeView
+from reviewer.report.model import Finding, InvariantResult, InvariantStatus, Severity
+from reviewer.engine.registry import Family, Outcome
 
 if TYPE_CHECKING:
-    from reviewer.cache import OutcomeCache
+    from reviewer.engine.cache import OutcomeCache
 
 DEFAULT_BUDGET_SECONDS = 60.0
 
@@ -109,7 +109,7 @@ def _changed_blobs(changeset: ChangeSet) -> dict[str, bytes]:
 
 
 def _change_digest(changeset: ChangeSet) -> str | None:
-    from reviewer.cache import changeset_digest
+    from reviewer.engine.cache import changeset_digest
 
     try:
         return changeset_digest(changeset)
@@ -118,7 +118,7 @@ def _change_digest(changeset: ChangeSet) -> str | None:
 
 
 def _cache_key(family: Family, options: dict, config: Config, change: str) -> str | None:
-    from reviewer.cache import Uncacheable, family_key
+    from reviewer.engine.cache import Uncacheable, family_key
 
     try:
         return family_key(family.id, options, config.severities, change)

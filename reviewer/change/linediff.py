@@ -16,9 +16,9 @@ from __future__ import annotations
 import re
 from typing import Iterator
 
-from reviewer.changeset import Hunk
+from reviewer.change.changeset import Hunk
 from reviewer.gitio import Repo
-from reviewer.patchfile import unquote_git_path
+from reviewer.inputs.patchfile import unquote_git_path
 
 _SECTION = re.compile(rb"^diff --git ", re.M)
 _HUNK = re.compile(rb"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@", re.M)

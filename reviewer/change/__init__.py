@@ -1,0 +1,1 @@
+"""The change set, rebuilt from git objects."""

@@ -1,0 +1,1 @@
+"""The rule engine: the rule API, discovery, running families, suppression, caching."""

@@ -1,0 +1,1 @@
+"""The integrity gate: inputs proven before any rule runs."""

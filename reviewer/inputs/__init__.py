@@ -1,0 +1,1 @@
+"""Inputs read once: the patch, the configuration, a pull request's refs."""

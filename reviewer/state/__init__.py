@@ -1,0 +1,1 @@
+"""Stored reviews, re-runs and deltas."""
