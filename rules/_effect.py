@@ -10,10 +10,10 @@ the configured names in.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Iterable, Iterator, Mapping, Sequence
 
 from reviewer.engine import globs
-from reviewer.change.changeset import ChangedFile, FileStatus
+from reviewer.change.changeset import is_typescript
 from reviewer.report.model import Finding, Location
 from reviewer.typescript import (
     Call,
@@ -30,8 +30,6 @@ from reviewer.typescript import (
 
 if TYPE_CHECKING:
     from reviewer.engine.context import ReviewContext
-
-TS_SUFFIXES = (".ts", ".tsx", ".mts", ".cts")
 
 
 # ------------------------------------------------------------------ options
@@ -107,35 +105,12 @@ def ref_name(expr: Expr | None) -> str | None:
 # ------------------------------------------------------------------ files
 
 
-def changed_ts_paths(ctx: "ReviewContext") -> tuple[str, ...]:
-    """Changed TypeScript files that exist in the patched tree, sorted."""
-    out = []
-    for f in ctx.changeset.files:
-        if f.status is FileStatus.DELETED or f.binary or f.patched_text is None:
-            continue
-        if f.path.endswith(TS_SUFFIXES) and not f.path.endswith(".d.ts"):
-            out.append(f.path)
-    return tuple(sorted(set(out)))
-
-
-def changed_files(ctx: "ReviewContext") -> dict[str, ChangedFile]:
-    """The change set's files by path, as `ChangeSet.file` finds them (the first of a path).
-
-    `ChangeSet.file` scans every file; asked once per call or loop it made large
-    reviews quadratic, so a family builds this once per run and asks it instead.
-    """
-    out: dict[str, ChangedFile] = {}
-    for f in ctx.changeset.files:
-        out.setdefault(f.path, f)
-    return out
-
-
 def tree_paths(ctx: "ReviewContext", patterns: Sequence[str]) -> tuple[str, ...]:
     """TypeScript files of the patched tree under the given globs."""
     found: set[str] = set()
     for pattern in patterns:
         for path in ctx.patched.paths(globs.literal_prefix(pattern)):
-            if path.endswith(TS_SUFFIXES) and not path.endswith(".d.ts") and globs.matches(path, (pattern,)):
+            if is_typescript(path) and globs.matches(path, (pattern,)):
                 found.add(path)
     paths = tuple(sorted(found))
     # One git process for the lot instead of one per file the rules go on to read.
@@ -470,7 +445,7 @@ def error_regions(
     # must appear (`SessionExecutionClaim` and `clear`).
     words = frozenset(t for t in tokens if t)
     lasts = frozenset(w.rsplit(".", 1)[-1] for w in words)
-    files = changed_files(ctx)
+    files = ctx.changeset.by_path
     out: list[ErrorRegion] = []
     for path in sorted(set(paths)):
         regions = program.parse_errors(path)

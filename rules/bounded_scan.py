@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Mapping
 
+from reviewer.change.changeset import is_typescript
 from reviewer.engine.globs import matches
 from reviewer.report.model import Finding, InvariantStatus, Location, Severity
 from reviewer.engine.registry import CheckSpec, Family, Outcome, parse_error_check
@@ -929,7 +930,7 @@ def run(ctx: "ReviewContext") -> Outcome:
             for f in ctx.changeset.files
             if f.status.value != "deleted"
             and f.patched_text is not None
-            and f.path.endswith((".ts", ".tsx", ".mts", ".cts"))
+            and is_typescript(f.path)
             and in_scan_paths(f.path, opts)
         ),
         key=lambda f: f.path,

@@ -1150,11 +1150,11 @@ def _idiom_tokens(opts: Options) -> list[str]:
 
 def run(ctx: "ReviewContext") -> Outcome:
     opts = _options(ctx.options)
-    changed = tuple(p for p in fx.changed_ts_paths(ctx) if not globs.matches(p, opts.ignore_paths))
+    changed = tuple(p for p in ctx.changeset.typescript_paths() if not globs.matches(p, opts.ignore_paths))
     if not changed:
         return Outcome(InvariantStatus.NOT_APPLICABLE, "no changed TypeScript file")
     program = ctx.program
-    scan = Scan(ctx, program, opts, (), [], [], set(), set(), files=fx.changed_files(ctx))
+    scan = Scan(ctx, program, opts, (), [], [], set(), set(), files=ctx.changeset.by_path)
     # Regions first, over every changed file: calls inside an ERROR region are
     # invisible to the model, so a broken file could otherwise look irrelevant.
     regions = fx.error_regions(program, ctx, changed, _idiom_tokens(opts))

@@ -410,16 +410,6 @@ class _State:
         self.findings.append(self.ctx.finding(check, **kwargs))
 
 
-def _changed_files(ctx: ReviewContext) -> dict[str, ChangedFile]:
-    """Changed files by patched path and by base path (renames are found either way)."""
-    out: dict[str, ChangedFile] = {}
-    for f in sorted(ctx.changeset.files, key=lambda f: f.path):
-        out.setdefault(f.path, f)
-        if f.old_path:
-            out.setdefault(f.old_path, f)
-    return out
-
-
 def _same_json(a: str | None, b: str | None) -> bool:
     try:
         return a is not None and b is not None and json.loads(a) == json.loads(b)
@@ -1649,7 +1639,7 @@ def _check_snapshot_without_ddl(st: _State, singles: list[_SingleResult], ddl_fi
 
 
 def run(ctx: ReviewContext) -> Outcome:
-    st = _State(ctx, _changed_files(ctx))
+    st = _State(ctx, ctx.changeset.by_either_path)
     parts: list[str] = []
 
     singles: list[_SingleResult] = []

@@ -703,7 +703,7 @@ def _idiom_tokens(opts: Options) -> list[str]:
 
 def run(ctx: "ReviewContext") -> Outcome:
     opts = _options(ctx.options)
-    changed = tuple(p for p in fx.changed_ts_paths(ctx) if not globs.matches(p, opts.ignore_paths))
+    changed = tuple(p for p in ctx.changeset.typescript_paths() if not globs.matches(p, opts.ignore_paths))
     if not changed:
         return Outcome(InvariantStatus.NOT_APPLICABLE, "no changed TypeScript file")
     program = ctx.program
@@ -723,7 +723,7 @@ def run(ctx: "ReviewContext") -> Outcome:
     regions = [r for r in regions if r.path in relevant]
     scan.changed = relevant
     scan.scope = tuple(sorted(set(relevant) | set(fx.imported_paths(program, relevant))))
-    scan.files = fx.changed_files(ctx)
+    scan.files = ctx.changeset.by_path
     shorts = {fx.last(n) for n in opts.settle_tools}
     for call in fx.iter_calls(program, scan.scope):
         if call.method in shorts:

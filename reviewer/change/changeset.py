@@ -34,6 +34,16 @@ class Hunk:
     deleted_after: tuple[int, ...] = ()
 
 
+# The one list of TypeScript suffixes: what the gate's limits, the model and
+# every rule family treat as TypeScript source.
+TYPESCRIPT_SUFFIXES = (".ts", ".tsx", ".mts", ".cts")
+
+
+def is_typescript(path: str) -> bool:
+    """A TypeScript source file: a TypeScript suffix, and not a declaration file (`.d.ts`)."""
+    return path.endswith(TYPESCRIPT_SUFFIXES) and not path.endswith((".d.ts", ".d.mts", ".d.cts"))
+
+
 # Git's own rule (`buffer_is_binary`): a NUL in the first 8000 bytes.
 _BINARY_PROBE = 8000
 
@@ -118,12 +128,36 @@ class ChangeSet:
     files: tuple[ChangedFile, ...]
 
     @cached_property
-    def _by_path(self) -> dict[str, ChangedFile]:
-        return {f.path: f for f in self.files}
+    def by_path(self) -> dict[str, ChangedFile]:
+        """The one path lookup: each changed file by its patched path.
+
+        Reconstruction merges every section naming one path into one file
+        (reviewer/change/reconstruct.py), so a path is never listed twice.
+        """
+        out: dict[str, ChangedFile] = {}
+        for f in self.files:
+            out.setdefault(f.path, f)
+        return out
+
+    @cached_property
+    def by_either_path(self) -> dict[str, ChangedFile]:
+        """`by_path`, plus each moved file by its base path where no changed file has that path."""
+        out = dict(self.by_path)
+        for f in sorted(self.by_path.values(), key=lambda f: f.path):
+            if f.old_path:
+                out.setdefault(f.old_path, f)
+        return out
 
     def file(self, path: str) -> ChangedFile | None:
         # Asked per finding and per related location: a lookup, not a scan.
-        return self._by_path.get(path)
+        return self.by_path.get(path)
+
+    def typescript_paths(self) -> tuple[str, ...]:
+        """Changed TypeScript sources that exist, as text, in the patched tree; sorted."""
+        return tuple(sorted(
+            f.path for f in self.by_path.values()
+            if f.status is not FileStatus.DELETED and not f.binary and f.patched_text is not None and is_typescript(f.path)
+        ))
 
     @property
     def paths(self) -> tuple[str, ...]:

@@ -10,13 +10,12 @@ import math
 from dataclasses import dataclass, fields
 from typing import Any, Mapping
 
-from reviewer.change.changeset import ChangeSet
+from reviewer.change.changeset import TYPESCRIPT_SUFFIXES, ChangeSet
 from reviewer.errors import ReviewerError
 from reviewer.report.model import Check, CheckStatus
 
 # Files the TypeScript model parses: skipping one of these could hide a
 # violation, so going over a limit there fails the review instead.
-ANALYSED_SUFFIXES = (".ts", ".tsx", ".mts", ".cts")
 
 # TOML's own integer range: anything larger is a typo, not a bound.
 INT_MAX = 2**63 - 1
@@ -112,7 +111,7 @@ def file_limits(limits: Limits, changeset: ChangeSet) -> tuple[list[str], list[s
         data = f.patched_bytes if f.patched_bytes is not None else f.base_bytes
         if data is None:
             continue
-        analysed = f.path.endswith(ANALYSED_SUFFIXES) and f.new_mode != "120000"
+        analysed = f.path.endswith(TYPESCRIPT_SUFFIXES) and f.new_mode != "120000"
         why = _unreadable(f.path, f.patched_bytes) if analysed else None
         if why is None and f.binary:
             continue
