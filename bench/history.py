@@ -49,7 +49,8 @@ sys.path.insert(0, str(HERE.parent))
 
 from reviewer.change.changeset import ChangeSet, FileStatus  # noqa: E402
 from reviewer.errors import ReviewerError  # noqa: E402
-from reviewer.engine.registry import Family, discover  # noqa: E402
+from reviewer.engine.api import Family  # noqa: E402
+from reviewer.engine.registry import discover  # noqa: E402
 from reviewer.report import json_format  # noqa: E402
 from reviewer.review import Request, run  # noqa: E402
 from reviewer.typescript.parse import Parsers, dialect, error_regions  # noqa: E402

@@ -45,7 +45,8 @@ from reviewer.report.model import (
 )
 from reviewer.inputs.patchfile import STDIN, PatchFile, read_patch, section_headers
 from reviewer.change.reconstruct import build_changeset, unique_entries
-from reviewer.engine.registry import Family, discover
+from reviewer.engine.api import Family, derive_status
+from reviewer.engine.registry import discover
 from reviewer.engine.suppress import Scope, apply_suppressions, in_scope
 
 if TYPE_CHECKING:
@@ -323,11 +324,11 @@ def _filter_invariants(
         # One defect reached from two places has one id: listed once.
         findings = tuple({f.id: f for f in inv.findings if f.id in keep}.values())
         status, summary = inv.status, inv.summary
-        if status is InvariantStatus.VIOLATED and not any(f.severity is not Severity.CONSIDER for f in findings):
-            status = InvariantStatus.VERIFIED
+        if status is not InvariantStatus.ERROR:
+            status = derive_status(findings, inv.examined)
         if silenced.get(inv.id):
             summary = f"{summary} ({silenced[inv.id]} suppressed)"
-        out.append(InvariantResult(inv.id, status, summary, findings))
+        out.append(InvariantResult(inv.id, status, summary, findings, inv.examined))
     return tuple(out)
 
 

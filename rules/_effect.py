@@ -10,7 +10,7 @@ the configured names in.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Iterable, Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Iterable, Iterator, Mapping, Sequence
 
 from reviewer.engine import globs
 from reviewer.change.changeset import is_typescript
@@ -30,24 +30,6 @@ from reviewer.typescript import (
 
 if TYPE_CHECKING:
     from reviewer.engine.context import ReviewContext
-
-
-# ------------------------------------------------------------------ options
-
-
-def strings(value: Any) -> tuple[str, ...]:
-    """A configured list of names as a tuple (a lone string is a one-item list)."""
-    if isinstance(value, str):
-        return (value,)
-    if isinstance(value, (list, tuple)):
-        return tuple(str(v) for v in value)
-    return ()
-
-
-def number(value: Any, fallback: float) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return fallback
-    return float(value)
 
 
 # ------------------------------------------------------------------ names

@@ -12,12 +12,12 @@ settled rows in its `where`.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Mapping
+from typing import TYPE_CHECKING
 
 from reviewer.change.changeset import is_typescript
 from reviewer.engine.globs import matches
-from reviewer.report.model import Finding, InvariantStatus, Location, Severity
-from reviewer.engine.registry import CheckSpec, Family, Outcome, parse_error_check
+from reviewer.report.model import Finding, Location, Severity
+from reviewer.engine.api import CheckSpec, Family, Kind, Option, Options, Outcome, parse_error_check
 from reviewer.typescript import error_scope, words_on_lines
 
 if TYPE_CHECKING:
@@ -27,30 +27,74 @@ if TYPE_CHECKING:
 
 FAMILY_ID = "bounded-scan"
 
-DEFAULTS: Mapping[str, Any] = {
-    # Tables whose rows belong to many entities and are read by recovery/wake scans.
-    "tables": ["SessionExecutionTable", "SessionInputTable"],
-    # Largest page a scan may read at once.
-    "bound": 100,
-    # Durable columns counting failed/no-op wakes; a fair scan orders by one of them first.
-    "attempts_columns": ["wake_attempts", "resume_attempts"],
-    # Columns a keyset-paginated scan may order by first instead (a cursor).
-    "cursor_columns": [],
-    # Equality on one of these pins a query to a single entity: not a scan.
-    "entity_keys": ["session_id", "id"],
-    # A CAS wake's `where` must mention one of these to exclude settled rows.
-    "settled_guards": ["promoted_seq", "wake_pending", "recovery_error"],
-    # `update(T).set({ <column>: false })` on one of these is a CAS wake.
-    "wake_flags": ["wake_pending"],
-    # Files whose queries are recovery/wake code (globs, `**` crosses directories).
-    "scan_paths": ["packages/core/src/session/**"],
-    # Method names that open a drizzle select chain.
-    "select_methods": ["select", "selectDistinct"],
-    # Chain terminals that read one row (never a scan).
-    "single_row_terminals": ["get"],
-    # How far to follow helper calls when looking for the attempts increment.
-    "max_helper_depth": 4,
-}
+OPTIONS: tuple[Option, ...] = (
+    Option(
+        'tables',
+        ["SessionExecutionTable", "SessionInputTable"],
+        Kind.NAMES,
+        'Tables whose rows belong to many entities and are read by recovery/wake scans.',
+    ),
+    Option(
+        'bound',
+        100,
+        Kind.INTEGER,
+        'Largest page a scan may read at once.',
+    ),
+    Option(
+        'attempts_columns',
+        ["wake_attempts", "resume_attempts"],
+        Kind.NAMES,
+        'Durable columns counting failed/no-op wakes; a fair scan orders by one of them first.',
+    ),
+    Option(
+        'cursor_columns',
+        [],
+        Kind.NAMES,
+        'Columns a keyset-paginated scan may order by first instead (a cursor).',
+    ),
+    Option(
+        'entity_keys',
+        ["session_id", "id"],
+        Kind.NAMES,
+        'Equality on one of these pins a query to a single entity: not a scan.',
+    ),
+    Option(
+        'settled_guards',
+        ["promoted_seq", "wake_pending", "recovery_error"],
+        Kind.NAMES,
+        "A CAS wake's `where` must mention one of these to exclude settled rows.",
+    ),
+    Option(
+        'wake_flags',
+        ["wake_pending"],
+        Kind.NAMES,
+        '`update(T).set({ <column>: false })` on one of these is a CAS wake.',
+    ),
+    Option(
+        'scan_paths',
+        ["packages/core/src/session/**"],
+        Kind.GLOBS,
+        'Files whose queries are recovery/wake code (globs, `**` crosses directories).',
+    ),
+    Option(
+        'select_methods',
+        ["select", "selectDistinct"],
+        Kind.NAMES,
+        'Method names that open a drizzle select chain.',
+    ),
+    Option(
+        'single_row_terminals',
+        ["get"],
+        Kind.NAMES,
+        'Chain terminals that read one row (never a scan).',
+    ),
+    Option(
+        'max_helper_depth',
+        4,
+        Kind.INTEGER,
+        'How far to follow helper calls when looking for the attempts increment.',
+    ),
+)
 
 _BAD_UNBOUNDED = """\
 const rows = yield* db
@@ -171,53 +215,6 @@ CHECKS: tuple[CheckSpec, ...] = (
 
 
 # ---------------------------------------------------------------- options
-
-
-@dataclass(frozen=True)
-class Options:
-    tables: frozenset[str]
-    bound: int
-    attempts: tuple[str, ...]
-    cursors: frozenset[str]
-    entity_keys: frozenset[str]
-    settled_guards: tuple[str, ...]
-    wake_flags: frozenset[str]
-    scan_paths: tuple[str, ...]
-    select_methods: frozenset[str]
-    single_row: frozenset[str]
-    max_depth: int
-
-
-def _strings(value: Any) -> tuple[str, ...]:
-    if isinstance(value, str):
-        return (value,)
-    if isinstance(value, (list, tuple, set, frozenset)):
-        items = [str(v) for v in value]
-        # Sets have no order; sort them so the same config gives the same report.
-        return tuple(sorted(items)) if isinstance(value, (set, frozenset)) else tuple(items)
-    return ()
-
-
-def read_options(raw: Mapping[str, Any]) -> Options:
-    merged = {**DEFAULTS, **dict(raw)}
-    try:
-        bound = int(merged["bound"])
-        depth = int(merged["max_helper_depth"])
-    except (TypeError, ValueError):
-        bound, depth = int(DEFAULTS["bound"]), int(DEFAULTS["max_helper_depth"])
-    return Options(
-        tables=frozenset(_strings(merged["tables"])),
-        bound=bound,
-        attempts=_strings(merged["attempts_columns"]),
-        cursors=frozenset(_strings(merged["cursor_columns"])),
-        entity_keys=frozenset(_strings(merged["entity_keys"])),
-        settled_guards=_strings(merged["settled_guards"]),
-        wake_flags=frozenset(_strings(merged["wake_flags"])),
-        scan_paths=_strings(merged["scan_paths"]),
-        select_methods=frozenset(_strings(merged["select_methods"])),
-        single_row=frozenset(_strings(merged["single_row_terminals"])),
-        max_depth=max(0, depth),
-    )
 
 
 def in_scan_paths(path: str, opts: Options) -> bool:
@@ -461,7 +458,7 @@ def interpolated_columns(program: "Program", sql: "Call", table: str, opts: Opti
 
 def _column_names(opts: Options) -> tuple[str, ...]:
     """Every column name a check of this family asks about."""
-    names = {*opts.attempts, *opts.cursors, *opts.entity_keys, *opts.settled_guards, *opts.wake_flags}
+    names = {*opts.attempts_columns, *opts.cursor_columns, *opts.entity_keys, *opts.settled_guards, *opts.wake_flags}
     return tuple(sorted(names))
 
 
@@ -513,9 +510,9 @@ def first_order_key(module: "Module | None", query: Query, opts: Options) -> Ord
 def _is_fair(key: OrderKey | None, opts: Options) -> bool:
     if key is None or key.column is None:
         return False
-    if key.column in opts.cursors:
+    if key.column in opts.cursor_columns:
         return True
-    return key.column in opts.attempts and not key.descending
+    return key.column in opts.attempts_columns and not key.descending
 
 
 # ---------------------------------------------------------------- attempts
@@ -630,7 +627,7 @@ def _table_label(query: Query) -> str:
 
 def check_select(ctx: "ReviewContext", module: "Module | None", query: Query, opts: Options) -> ScanResult:
     program = ctx.program
-    if any(m in opts.single_row for m in query.methods):
+    if any(m in opts.single_row_terminals for m in query.methods):
         return ScanResult("single-row")
     where = query.step("where")
     if where is not None and where.args and _pins_entity(program, module, where.args[0], query.table, opts):
@@ -707,7 +704,7 @@ def check_select(ctx: "ReviewContext", module: "Module | None", query: Query, op
 def _order_finding(ctx: "ReviewContext", query: Query, key: OrderKey | None, bound_text: str, opts: Options) -> Finding:
     table = _table_label(query)
     owner = _fn_label(_outermost(query.enclosing))
-    attempts = " or ".join(f"`{c}`" for c in opts.attempts) or "an attempts column"
+    attempts = " or ".join(f"`{c}`" for c in opts.attempts_columns) or "an attempts column"
     order = query.step("orderBy")
     order_loc = (
         (Location(query.path, order.args[0].line, order.args[0].end_line, "the first sort key"),)
@@ -760,7 +757,7 @@ def check_attempts(ctx: "ReviewContext", query: Query, column: str, opts: Option
         return "reader", None
     writes: list[Query] = []
     seen: set[tuple[str, int, int]] = set()
-    for fn in reachable_functions(program, owner, opts.max_depth):
+    for fn in reachable_functions(program, owner, opts.max_helper_depth):
         if _raw_sql_increment(program, fn, query.table, column, opts):
             return "bumped", None
         module = program.module(fn.path)
@@ -923,7 +920,7 @@ def _summary(t: _Tally, opts: Options) -> str:
 
 
 def run(ctx: "ReviewContext") -> Outcome:
-    opts = read_options(ctx.options)
+    opts = ctx.opts
     files = sorted(
         (
             f
@@ -936,7 +933,7 @@ def run(ctx: "ReviewContext") -> Outcome:
         key=lambda f: f.path,
     )
     if not files:
-        return Outcome(InvariantStatus.NOT_APPLICABLE, "no changed TypeScript file in the scan paths")
+        return Outcome("no changed TypeScript file in the scan paths")
     program = ctx.program
     tally = _Tally([])
     findings: list[Finding] = []
@@ -949,7 +946,7 @@ def run(ctx: "ReviewContext") -> Outcome:
         changed_here = [_loc(q, "a changed query of this file") for q in found if cf.touches(q.line, q.end_line)]
         error = _parse_error(ctx, cf, module, opts, notes, changed_here)
         if error is not None:
-            return Outcome(InvariantStatus.ERROR, error)
+            return Outcome(error, unreadable=error)
         for query in found:
             touched = cf.touches(query.line, query.end_line)
             tally.changed += touched
@@ -968,7 +965,7 @@ def run(ctx: "ReviewContext") -> Outcome:
                 tally.bounded.append((result.bound_text, result.fair_column))
             for finding in result.findings:
                 _keep(findings, tally, finding, touched)
-            if result.fair_column in opts.attempts:
+            if result.fair_column in opts.attempts_columns:
                 # Judged on its own change scope: a changed helper can break an unchanged scan.
                 status, attempts = check_attempts(ctx, query, result.fair_column, opts)
                 tally.attempts_bumped += status == "bumped"
@@ -976,8 +973,8 @@ def run(ctx: "ReviewContext") -> Outcome:
                     findings.append(attempts)
     if not tally.changed and not findings:
         summary = "no changed scan or wake CAS over " + "/".join(sorted(opts.tables))
-        return Outcome(InvariantStatus.NOT_APPLICABLE, summary, tuple(notes))
-    return Outcome(InvariantStatus.VERIFIED, _summary(tally, opts), tuple(findings + notes))
+        return Outcome(summary, tuple(notes))
+    return Outcome(_summary(tally, opts), tuple(findings + notes), examined=tally.changed or len(findings))
 
 
 def _keep(findings: list[Finding], tally: _Tally, finding: Finding | None, touched: bool) -> None:
@@ -1048,5 +1045,5 @@ FAMILY = Family(
     summary="Recovery and wake scans stay bounded (.limit <= bound) and fair (attempts-ordered, attempts bumped); CAS wakes skip settled rows.",
     checks=CHECKS,
     run=run,
-    defaults=DEFAULTS,
+    options=OPTIONS,
 )

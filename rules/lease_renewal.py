@@ -11,12 +11,12 @@ the lease.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Callable, Iterable, Sequence
 
 from reviewer.engine import globs
 from reviewer.change.changeset import ChangedFile
-from reviewer.report.model import Finding, InvariantStatus, Location, Severity
-from reviewer.engine.registry import CheckSpec, Family, Outcome, parse_error_check
+from reviewer.report.model import Finding, Location, Severity
+from reviewer.engine.api import CheckSpec, Family, Kind, Option, Options, Outcome, parse_error_check
 from reviewer.typescript import Atom, Call, Callback, Exit, Expr, Function, Module, Program, Role, exits, mentions_string
 
 from reviewer.rules import _effect as fx
@@ -26,39 +26,100 @@ if TYPE_CHECKING:
 
 FAMILY_ID = "lease-renewal"
 
-DEFAULTS: Mapping[str, Any] = {
-    # Calls that delete the claim row (release the Session's lock).
-    "release": ["SessionExecutionClaim.clear", "SessionExecutionClaim.release", "SessionExecutionClaim.consumeSuspended"],
-    # Calls that extend the lease (opencode's own claim module spells it `update`).
-    "renew": ["SessionExecutionClaim.renew", "SessionExecutionClaim.update"],
-    # Commit-hook properties run while an interruption is committed.
-    "interrupt_hooks": ["interruptedCommit"],
-    # Events whose commit is an interruption.
-    "interrupt_events": ["SessionEvent.Step.Interrupted", "Step.Interrupted"],
-    # The coordinator's interrupt: its cleanup argument runs after the runner's finalizers.
-    "coordinator": ["RunCoordinator.interrupt"],
-    # Index of the cleanup argument of the coordinator's interrupt.
-    "coordinator_cleanup_arg": 1,
-    # Where interruption hooks may be defined when only a helper they call changed (globs).
-    "hook_paths": ["packages/core/src/session/**"],
-    # The execution module: finalizers here are the run's own final cleanup.
-    "allowed_release_sites": ["packages/core/src/session/execution/**"],
-    # Files that own claims outright (startup recovery deletes claims it took over).
-    "allowed_release_paths": ["packages/core/src/session/recovery.ts"],
-    # Acquisition calls: a release after one of these in the same function rolls back a claim
-    # that never ran (e.g. the coordinator refused to start it), which is not a run's release.
-    "acquire": ["SessionExecutionClaim.acquire", "SessionExecutionClaim.takeover"],
-    # Releases that drop a dead owner's claim (not this run's) and may run on the wake path
-    # of the execution module outside finalizers.
-    "stale_claim_cleanup": ["SessionExecutionClaim.consumeSuspended"],
-    # Files never checked (tests drive the claim API directly).
-    "ignore_paths": ["**/test/**", "**/*.test.ts", "**/*.spec.ts", "**/__tests__/**"],
-    # Error tags / classes of a lost renewal.
-    "lost_tags": ["Lost", "SessionExecutionClaim.Lost"],
-    "catch_tag": ["Effect.catchTag"],
-    "catch_tags": ["Effect.catchTags"],
-    # Handlers that catch everything (a lost claim included).
-    "catch_all": [
+OPTIONS: tuple[Option, ...] = (
+    Option(
+        'release',
+        ["SessionExecutionClaim.clear", "SessionExecutionClaim.release", "SessionExecutionClaim.consumeSuspended"],
+        Kind.NAMES,
+        "Calls that delete the claim row (release the Session's lock).",
+    ),
+    Option(
+        'renew',
+        ["SessionExecutionClaim.renew", "SessionExecutionClaim.update"],
+        Kind.NAMES,
+        "Calls that extend the lease (opencode's own claim module spells it `update`).",
+    ),
+    Option(
+        'interrupt_hooks',
+        ["interruptedCommit"],
+        Kind.NAMES,
+        'Commit-hook properties run while an interruption is committed.',
+    ),
+    Option(
+        'interrupt_events',
+        ["SessionEvent.Step.Interrupted", "Step.Interrupted"],
+        Kind.NAMES,
+        'Events whose commit is an interruption.',
+    ),
+    Option(
+        'coordinator',
+        ["RunCoordinator.interrupt"],
+        Kind.NAMES,
+        "The coordinator's interrupt: its cleanup argument runs after the runner's finalizers.",
+    ),
+    Option(
+        'coordinator_cleanup_arg',
+        1,
+        Kind.INTEGER,
+        "Index of the cleanup argument of the coordinator's interrupt.",
+    ),
+    Option(
+        'hook_paths',
+        ["packages/core/src/session/**"],
+        Kind.GLOBS,
+        'Where interruption hooks may be defined when only a helper they call changed (globs).',
+    ),
+    Option(
+        'allowed_release_sites',
+        ["packages/core/src/session/execution/**"],
+        Kind.GLOBS,
+        "The execution module: finalizers here are the run's own final cleanup.",
+    ),
+    Option(
+        'allowed_release_paths',
+        ["packages/core/src/session/recovery.ts"],
+        Kind.GLOBS,
+        'Files that own claims outright (startup recovery deletes claims it took over).',
+    ),
+    Option(
+        'acquire',
+        ["SessionExecutionClaim.acquire", "SessionExecutionClaim.takeover"],
+        Kind.NAMES,
+        "Acquisition calls: a release after one of these in the same function rolls back a claim that never ran (e.g. the coordinator refused to start it), which is not a run's release.",
+    ),
+    Option(
+        'stale_claim_cleanup',
+        ["SessionExecutionClaim.consumeSuspended"],
+        Kind.NAMES,
+        "Releases that drop a dead owner's claim (not this run's) and may run on the wake path of the execution module outside finalizers.",
+    ),
+    Option(
+        'ignore_paths',
+        ["**/test/**", "**/*.test.ts", "**/*.spec.ts", "**/__tests__/**"],
+        Kind.GLOBS,
+        'Files never checked (tests drive the claim API directly).',
+    ),
+    Option(
+        'lost_tags',
+        ["Lost", "SessionExecutionClaim.Lost"],
+        Kind.NAMES,
+        'Error tags / classes of a lost renewal.',
+    ),
+    Option(
+        'catch_tag',
+        ["Effect.catchTag"],
+        Kind.NAMES,
+        'Combinators that catch one error tag (`Effect.catchTag("Lost", ...)`).',
+    ),
+    Option(
+        'catch_tags',
+        ["Effect.catchTags"],
+        Kind.NAMES,
+        'Combinators that catch by a table of tags (`Effect.catchTags({ Lost: ... })`).',
+    ),
+    Option(
+        'catch_all',
+        [
         "Effect.catchAll",
         "Effect.catchAllCause",
         "Effect.catchAllDefect",
@@ -71,22 +132,70 @@ DEFAULTS: Mapping[str, Any] = {
         "Effect.orElse",
         "Effect.orElseSucceed",
     ],
-    # Stages that turn any failure into success.
-    "ignore": ["Effect.ignore", "Effect.ignoreLogged", "Effect.orElseSucceed"],
-    # What re-fails inside a handler.
-    "fail": ["Effect.fail", "Effect.die", "Effect.failCause", "Effect.dieMessage", "Effect.failSync", "Effect.dieSync", "Effect.interrupt"],
-    # What a swallowing handler returns.
-    "success": ["Effect.void", "Effect.succeed", "Effect.unit", "Effect.asVoid", "Effect.log", "Effect.logWarning", "Effect.logError", "Effect.logDebug", "Effect.sync", "return;"],
-    "repeat": ["Effect.repeat", "Effect.schedule", "Effect.repeatOrElse"],
-    "fork": ["Effect.fork", "Effect.forkScoped", "Effect.forkDaemon", "Effect.forkIn", "Effect.forkChild"],
-    # Calls that join a fiber (surface its failure) when handed it.
-    "join": ["Fiber.join", "Fiber.await", "Fiber.joinAll", "Fiber.awaitAll", "Effect.raceFirst", "Effect.race", "Effect.raceAll", "Fiber.zip", "Fiber.zipWith"],
-    # Members that join a fiber: `fiber.await`, `fiber.join()`.
-    "join_members": ["await", "join"],
-    "lease_constant": "SESSION_EXECUTION_LEASE_MS",
-    "lease_ms_fallback": 30000,
-    "max_period_fraction": 0.5,
-}
+        Kind.NAMES,
+        'Handlers that catch everything (a lost claim included).',
+    ),
+    Option(
+        'ignore',
+        ["Effect.ignore", "Effect.ignoreLogged", "Effect.orElseSucceed"],
+        Kind.NAMES,
+        'Stages that turn any failure into success.',
+    ),
+    Option(
+        'fail',
+        ["Effect.fail", "Effect.die", "Effect.failCause", "Effect.dieMessage", "Effect.failSync", "Effect.dieSync", "Effect.interrupt"],
+        Kind.NAMES,
+        'What re-fails inside a handler.',
+    ),
+    Option(
+        'success',
+        ["Effect.void", "Effect.succeed", "Effect.unit", "Effect.asVoid", "Effect.log", "Effect.logWarning", "Effect.logError", "Effect.logDebug", "Effect.sync", "return;"],
+        Kind.NAMES,
+        'What a swallowing handler returns.',
+    ),
+    Option(
+        'repeat',
+        ["Effect.repeat", "Effect.schedule", "Effect.repeatOrElse"],
+        Kind.NAMES,
+        "Combinators that repeat an effect on a schedule (a heartbeat's loop).",
+    ),
+    Option(
+        'fork',
+        ["Effect.fork", "Effect.forkScoped", "Effect.forkDaemon", "Effect.forkIn", "Effect.forkChild"],
+        Kind.NAMES,
+        'Combinators that fork an effect into a fiber of its own.',
+    ),
+    Option(
+        'join',
+        ["Fiber.join", "Fiber.await", "Fiber.joinAll", "Fiber.awaitAll", "Effect.raceFirst", "Effect.race", "Effect.raceAll", "Fiber.zip", "Fiber.zipWith"],
+        Kind.NAMES,
+        'Calls that join a fiber (surface its failure) when handed it.',
+    ),
+    Option(
+        'join_members',
+        ["await", "join"],
+        Kind.NAMES,
+        'Members that join a fiber: `fiber.await`, `fiber.join()`.',
+    ),
+    Option(
+        'lease_constant',
+        "SESSION_EXECUTION_LEASE_MS",
+        Kind.TEXT,
+        "The constant holding the claim's lease in milliseconds; renewal periods are compared with it.",
+    ),
+    Option(
+        'lease_ms_fallback',
+        30000,
+        Kind.INTEGER,
+        'The lease (ms) assumed when `lease_constant` cannot be resolved (the summary says so).',
+    ),
+    Option(
+        'max_period_fraction',
+        0.5,
+        Kind.NUMBER,
+        'A renewal period must be below this fraction of the lease.',
+    ),
+)
 
 CHECKS: tuple[CheckSpec, ...] = (
     CheckSpec(
@@ -194,70 +303,6 @@ CHECKS: tuple[CheckSpec, ...] = (
 
 
 # ------------------------------------------------------------------ options
-
-
-@dataclass(frozen=True)
-class Options:
-    release: tuple[str, ...]
-    renew: tuple[str, ...]
-    interrupt_hooks: tuple[str, ...]
-    interrupt_events: tuple[str, ...]
-    hook_paths: tuple[str, ...]
-    coordinator: tuple[str, ...]
-    cleanup_arg: int
-    allowed_sites: tuple[str, ...]
-    allowed_paths: tuple[str, ...]
-    acquire: tuple[str, ...]
-    stale_cleanup: tuple[str, ...]
-    ignore_paths: tuple[str, ...]
-    lost_tags: tuple[str, ...]
-    catch_tag: tuple[str, ...]
-    catch_tags: tuple[str, ...]
-    catch_all: tuple[str, ...]
-    ignore: tuple[str, ...]
-    fail: tuple[str, ...]
-    success: tuple[str, ...]
-    repeat: tuple[str, ...]
-    fork: tuple[str, ...]
-    join: tuple[str, ...]
-    join_members: tuple[str, ...]
-    lease_constant: str
-    lease_fallback: float
-    max_fraction: float
-
-
-def _options(raw: Mapping[str, Any]) -> Options:
-    def get(name: str) -> Any:
-        return raw.get(name, DEFAULTS[name])
-
-    return Options(
-        release=fx.strings(get("release")),
-        renew=fx.strings(get("renew")),
-        interrupt_hooks=fx.strings(get("interrupt_hooks")),
-        interrupt_events=fx.strings(get("interrupt_events")),
-        hook_paths=fx.strings(get("hook_paths")),
-        coordinator=fx.strings(get("coordinator")),
-        cleanup_arg=int(fx.number(get("coordinator_cleanup_arg"), 1)),
-        allowed_sites=fx.strings(get("allowed_release_sites")),
-        allowed_paths=fx.strings(get("allowed_release_paths")),
-        acquire=fx.strings(get("acquire")),
-        stale_cleanup=fx.strings(get("stale_claim_cleanup")),
-        ignore_paths=fx.strings(get("ignore_paths")),
-        lost_tags=fx.strings(get("lost_tags")),
-        catch_tag=fx.strings(get("catch_tag")),
-        catch_tags=fx.strings(get("catch_tags")),
-        catch_all=fx.strings(get("catch_all")),
-        ignore=fx.strings(get("ignore")),
-        fail=fx.strings(get("fail")),
-        success=fx.strings(get("success")),
-        repeat=fx.strings(get("repeat")),
-        fork=fx.strings(get("fork")),
-        join=fx.strings(get("join")),
-        join_members=fx.strings(get("join_members")),
-        lease_constant=str(get("lease_constant")),
-        lease_fallback=fx.number(get("lease_ms_fallback"), 30000.0),
-        max_fraction=fx.number(get("max_period_fraction"), 0.5),
-    )
 
 
 # ------------------------------------------------------------------ shared state
@@ -547,7 +592,7 @@ def _coordinator_locations(scan: Scan) -> tuple[Location, ...]:
 def _find_coordinator(scan: Scan) -> list[Location]:
     program = scan.program
     paths = set(scan.changed) | set(fx.imported_paths(program, scan.changed))
-    paths |= set(fx.tree_paths(scan.ctx, scan.opts.allowed_sites))
+    paths |= set(fx.tree_paths(scan.ctx, scan.opts.allowed_release_sites))
     paths |= set(fx.imported_paths(program, paths))
     out: list[Location] = []
     for target in scan.opts.coordinator:
@@ -579,12 +624,12 @@ def _check_release_sites(scan: Scan) -> None:
         checked += 1
         if fx.key(call) in scan.reported_releases:
             continue
-        if globs.matches(call.path, opts.allowed_paths):
+        if globs.matches(call.path, opts.allowed_release_paths):
             continue
         if fx.key(call) in allowed:
             continue
-        if globs.matches(call.path, opts.allowed_sites) and (
-            Role.FINALIZER in call.roles or fx.matches(call.callee, opts.stale_cleanup)
+        if globs.matches(call.path, opts.allowed_release_sites) and (
+            Role.FINALIZER in call.roles or fx.matches(call.callee, opts.stale_claim_cleanup)
         ):
             continue
         if _rolls_back(scan, call):
@@ -614,8 +659,8 @@ def _allowed_releases(scan: Scan) -> set[tuple[str, int, str]]:
     """Releases reached from a finalizer of the execution module or from the coordinator's cleanup."""
     program, opts = scan.program, scan.opts
     roots: list[Expr | Call] = []
-    site_paths = set(fx.tree_paths(scan.ctx, opts.allowed_sites)) | {
-        p for p in scan.changed if globs.matches(p, opts.allowed_sites)
+    site_paths = set(fx.tree_paths(scan.ctx, opts.allowed_release_sites)) | {
+        p for p in scan.changed if globs.matches(p, opts.allowed_release_sites)
     }
     finalizer_calls = [c for c in fx.iter_calls(program, site_paths) if Role.FINALIZER in c.roles]
     covered: set[int] = set()
@@ -628,8 +673,8 @@ def _allowed_releases(scan: Scan) -> set[tuple[str, int, str]]:
     for call in fx.iter_calls(program, set(scan.changed) | site_paths):
         if _is_coordinator_interrupt(call, opts):
             args = call.args
-            if len(args) > opts.cleanup_arg:
-                roots.append(args[opts.cleanup_arg])
+            if len(args) > opts.coordinator_cleanup_arg:
+                roots.append(args[opts.coordinator_cleanup_arg])
     allowed: set[tuple[str, int, str]] = set()
     for root in roots:
         if isinstance(root, Call):
@@ -961,7 +1006,7 @@ def _check_loops(scan: Scan) -> None:
     lease, lease_source, lease_changed = _lease(scan)
     scope = set(scan.changed)
     if lease_changed:
-        scope |= set(fx.tree_paths(scan.ctx, opts.allowed_sites))
+        scope |= set(fx.tree_paths(scan.ctx, opts.allowed_release_sites))
     loops = _loops(scan, sorted(p for p in scope if not globs.matches(p, opts.ignore_paths)))
     periods: list[str] = []
     for loop in loops:
@@ -977,10 +1022,10 @@ def _check_loops(scan: Scan) -> None:
         periods.append(_ms(period))
         if not (changed or lease_changed):
             continue
-        if period >= lease * opts.max_fraction:
+        if period >= lease * opts.max_period_fraction:
             scan.findings.append(_period_finding(scan, loop, period, lease, lease_source))
     resolved = "" if lease_source.startswith(f"`{opts.lease_constant}` =") else " (assumed: the constant did not resolve)"
-    bound = f"{_ms(lease * opts.max_fraction)} = {opts.max_fraction:g} × `{opts.lease_constant}` {_ms(lease)}{resolved}"
+    bound = f"{_ms(lease * opts.max_period_fraction)} = {opts.max_period_fraction:g} × `{opts.lease_constant}` {_ms(lease)}{resolved}"
     scan.facts.append(
         f"{len(loops)} heartbeat(s), forked ones joined" + (f", period {', '.join(periods)} < {bound}" if periods else "")
     )
@@ -1062,7 +1107,8 @@ def _lease(scan: Scan) -> tuple[float, str, bool]:
     patched = _resolve_lease(scan.program, scan, patched=True)
     base = _resolve_lease(scan.ctx.base_program, scan, patched=False)
     if patched is None:
-        return opts.lease_fallback, f"`{opts.lease_constant}` could not be resolved; assumed {_ms(opts.lease_fallback)}", False
+        fallback = float(opts.lease_ms_fallback)
+        return fallback, f"`{opts.lease_constant}` could not be resolved; assumed {_ms(fallback)}", False
     value, where = patched
     changed = base is not None and base[0] != value
     was = f", was {_ms(base[0])} before the patch" if changed and base is not None else ""
@@ -1078,7 +1124,7 @@ def _resolve_lease(program: Program, scan: Scan, patched: bool) -> tuple[float, 
             definition = scan.program.definition(call.path, call.callee_text)
             if definition is not None:
                 candidates.append(definition.path)
-    candidates += list(scan.changed) + list(fx.tree_paths(scan.ctx, scan.opts.allowed_sites))
+    candidates += list(scan.changed) + list(fx.tree_paths(scan.ctx, scan.opts.allowed_release_sites))
     # Each renewal adds its file again; the first file that resolves wins, so asking once per file is the same.
     for path in dict.fromkeys(candidates):
         value = program.value(path, name)
@@ -1116,7 +1162,7 @@ def _ms(value: float) -> str:
 def _period_finding(scan: Scan, loop: Loop, period: float, lease: float, source: str) -> Finding:
     schedule = loop.schedule
     assert schedule is not None
-    fraction = scan.opts.max_fraction
+    fraction = scan.opts.max_period_fraction
     return scan.ctx.finding(
         "renewal-period",
         title=f"Heartbeat every {_ms(period)} against a {_ms(lease)} lease",
@@ -1149,10 +1195,10 @@ def _idiom_tokens(opts: Options) -> list[str]:
 
 
 def run(ctx: "ReviewContext") -> Outcome:
-    opts = _options(ctx.options)
+    opts = ctx.opts
     changed = tuple(p for p in ctx.changeset.typescript_paths() if not globs.matches(p, opts.ignore_paths))
     if not changed:
-        return Outcome(InvariantStatus.NOT_APPLICABLE, "no changed TypeScript file")
+        return Outcome("no changed TypeScript file")
     program = ctx.program
     scan = Scan(ctx, program, opts, (), [], [], set(), set(), files=ctx.changeset.by_path)
     # Regions first, over every changed file: calls inside an ERROR region are
@@ -1160,11 +1206,11 @@ def run(ctx: "ReviewContext") -> Outcome:
     regions = fx.error_regions(program, ctx, changed, _idiom_tokens(opts))
     first = fx.blocking_region(regions)
     if first is not None:
-        return Outcome(InvariantStatus.ERROR, fx.unparsed_summary(first, "claim idioms", "claim releases and renewals"))
+        unreadable = fx.unparsed_summary(first, "claim idioms", "claim releases and renewals")
+        return Outcome(unreadable, unreadable=unreadable)
     relevant = tuple(p for p in changed if (m := program.module(p)) is not None and _relevant(scan, m))
     if not relevant:
         return Outcome(
-            InvariantStatus.NOT_APPLICABLE,
             "no changed file releases, renews or catches a session execution claim, or defines an interruption hook",
         )
     regions = [r for r in regions if r.path in relevant]
@@ -1185,7 +1231,7 @@ def run(ctx: "ReviewContext") -> Outcome:
     findings = tuple(sorted(scan.findings, key=lambda f: f.sort_key()))
     blocking = [f for f in findings if f.severity is not Severity.CONSIDER]
     summary = _summary(scan, relevant, blocking)
-    return Outcome(InvariantStatus.VERIFIED, summary, findings)
+    return Outcome(summary, findings, examined=len(relevant))
 
 
 _VIOLATION_PHRASES = {
@@ -1208,5 +1254,5 @@ FAMILY = Family(
     summary="An execution claim stays owned until every finalizer of its run has completed.",
     checks=CHECKS,
     run=run,
-    defaults=DEFAULTS,
+    options=OPTIONS,
 )

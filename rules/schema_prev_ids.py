@@ -34,38 +34,94 @@ from typing import TYPE_CHECKING, Any, Iterable, Iterator, Mapping, Sequence
 from reviewer.change.changeset import ChangedFile, FileStatus
 from reviewer.engine.context import ReviewContext, TreeView
 from reviewer.engine.globs import matches
-from reviewer.report.model import Finding, InvariantStatus, Location, Severity
-from reviewer.engine.registry import CheckSpec, Family, Outcome
+from reviewer.report.model import Finding, Location, Severity
+from reviewer.engine.api import CheckSpec, Family, Kind, Option, Outcome
 
 if TYPE_CHECKING:
     from reviewer.typescript import Call, Expr, Import, Module, Program
 
 FAMILY_ID = "schema-prev-ids"
 
-DEFAULTS: dict[str, Any] = {
-    # Single-file snapshots: the base version's `id` is the patched `prevIds`.
-    "snapshots": ["packages/core/schema.json"],
-    # drizzle-kit v1: <dir>/<timestamp>_<name>/snapshot.json beside migration.sql.
-    "snapshot_globs": ["**/snapshot.json"],
-    "v1_migration_file": "migration.sql",
-    # Only snapshot.json files in a timestamped folder are drizzle snapshots; other
-    # snapshot.json files (test data, caches) are not part of any chain.
-    "v1_folder_pattern": r"^\d{14}_",
-    # Legacy drizzle-kit: meta/_journal.json + meta/NNNN_snapshot.json.
-    "journal_globs": ["**/meta/_journal.json"],
-    "legacy_snapshot_pattern": r"^(\d+)_snapshot\.json$",
-    "migration_dir": "packages/core/src/database/migration",
-    "migration_registry": "packages/core/src/database/migration.gen.ts",
-    # The sortable prefix of a migration name (a 14-digit UTC timestamp).
-    "migration_timestamp": r"^(\d{14})",
-    "ddl_globs": ["packages/core/src/**/*.sql.ts", "packages/core/src/**/sql.ts"],
-    # Calls that declare a table in a DDL file (matched on the last segment of
-    # the import-resolved callee, so `sqliteCore.sqliteTable` counts too).
-    "table_calls": ["sqliteTable", "pgTable", "mysqlTable", "sqliteView", "pgView", "mysqlView"],
-    "root_ids": ["00000000-0000-0000-0000-000000000000"],
-    # Given on the command line as --expect-prev-id; empty means "the base id".
-    "expect_prev_id": "",
-}
+OPTIONS: tuple[Option, ...] = (
+    Option(
+        'snapshots',
+        ["packages/core/schema.json"],
+        Kind.GLOBS,
+        "Single-file snapshots: the base version's `id` is the patched `prevIds`.",
+    ),
+    Option(
+        'snapshot_globs',
+        ["**/snapshot.json"],
+        Kind.GLOBS,
+        'drizzle-kit v1: <dir>/<timestamp>_<name>/snapshot.json beside migration.sql.',
+    ),
+    Option(
+        'v1_migration_file',
+        "migration.sql",
+        Kind.TEXT,
+        'The migration file beside each drizzle-kit v1 `snapshot.json`.',
+    ),
+    Option(
+        'v1_folder_pattern',
+        r"^\d{14}_",
+        Kind.PATTERN,
+        'Only snapshot.json files in a timestamped folder are drizzle snapshots; other snapshot.json files (test data, caches) are not part of any chain.',
+    ),
+    Option(
+        'journal_globs',
+        ["**/meta/_journal.json"],
+        Kind.GLOBS,
+        'Legacy drizzle-kit: meta/_journal.json + meta/NNNN_snapshot.json.',
+    ),
+    Option(
+        'legacy_snapshot_pattern',
+        r"^(\d+)_snapshot\.json$",
+        Kind.PATTERN,
+        'File names of legacy drizzle-kit snapshots in `meta/` (group 1: the journal index).',
+    ),
+    Option(
+        'migration_dir',
+        "packages/core/src/database/migration",
+        Kind.TEXT,
+        'The directory of hand-registered migrations.',
+    ),
+    Option(
+        'migration_registry',
+        "packages/core/src/database/migration.gen.ts",
+        Kind.TEXT,
+        'The generated module that lists every migration the migrator runs, in order.',
+    ),
+    Option(
+        'migration_timestamp',
+        r"^(\d{14})",
+        Kind.PATTERN,
+        'The sortable prefix of a migration name (a 14-digit UTC timestamp).',
+    ),
+    Option(
+        'ddl_globs',
+        ["packages/core/src/**/*.sql.ts", "packages/core/src/**/sql.ts"],
+        Kind.GLOBS,
+        'Table-declaration files (drizzle schema modules); a change here needs a snapshot change.',
+    ),
+    Option(
+        'table_calls',
+        ["sqliteTable", "pgTable", "mysqlTable", "sqliteView", "pgView", "mysqlView"],
+        Kind.NAMES,
+        'Calls that declare a table in a DDL file (matched on the last segment of the import-resolved callee, so `sqliteCore.sqliteTable` counts too).',
+    ),
+    Option(
+        'root_ids',
+        ["00000000-0000-0000-0000-000000000000"],
+        Kind.NAMES,
+        '`prevIds` values that mean "first snapshot of the chain".',
+    ),
+    Option(
+        'expect_prev_id',
+        "",
+        Kind.TEXT,
+        'Given on the command line as --expect-prev-id; empty means "the base id".',
+    ),
+)
 
 _UUID = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
 _TS_EXTENSIONS = (".ts", ".tsx", ".mts", ".cts", ".js", ".mjs", ".cjs")
@@ -400,11 +456,11 @@ class _State:
     touched: bool = False
 
     def opt(self, key: str) -> Any:
-        return self.ctx.options.get(key, DEFAULTS[key])
+        return self.ctx.opts[key]
 
     def name_pattern(self, key: str) -> re.Pattern[str]:
         """A pattern option; these match file and folder names, never file contents."""
-        return re.compile(str(self.opt(key)))
+        return self.ctx.opts[key]
 
     def add(self, check: str, **kwargs: Any) -> None:
         self.findings.append(self.ctx.finding(check, **kwargs))
@@ -1665,16 +1721,16 @@ def run(ctx: ReviewContext) -> Outcome:
 
     findings = tuple(sorted(st.findings, key=lambda f: f.sort_key()))
     if st.errors:
-        return Outcome(InvariantStatus.ERROR, "; ".join(st.errors), findings)
+        return Outcome("; ".join(st.errors), findings, unreadable="; ".join(st.errors))
     if not st.touched:
-        return Outcome(InvariantStatus.NOT_APPLICABLE, "no snapshot, migration or table-declaration file changed")
+        return Outcome("no snapshot, migration or table-declaration file changed")
     blocking = [f for f in findings if f.severity is not Severity.CONSIDER]
     if blocking:
         titles = list(dict.fromkeys(f.title for f in blocking))
         summary = "; ".join(titles[:3]) + (f"; and {len(titles) - 3} more" if len(titles) > 3 else "")
-        return Outcome(InvariantStatus.VIOLATED, summary, findings)
+        return Outcome(summary, findings, examined=1)
     summary = "; ".join(parts + st.notes) or "changed migration files checked: no snapshot change to verify"
-    return Outcome(InvariantStatus.VERIFIED, summary, findings)
+    return Outcome(summary, findings, examined=1)
 
 
 FAMILY = Family(
@@ -1682,5 +1738,5 @@ FAMILY = Family(
     summary="Migration snapshots form one clean chain; each new snapshot has a registered, newest migration.",
     checks=CHECKS,
     run=run,
-    defaults=DEFAULTS,
+    options=OPTIONS,
 )

@@ -11,12 +11,12 @@ without reconciling tools, since a crash can land between the two.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Callable, Iterable, Mapping, Sequence
 
 from reviewer.engine import globs
 from reviewer.change.changeset import ChangedFile
-from reviewer.report.model import Finding, InvariantStatus, Location, Severity
-from reviewer.engine.registry import CheckSpec, Family, Outcome, parse_error_check
+from reviewer.report.model import Finding, Location, Severity
+from reviewer.engine.api import CheckSpec, Family, Kind, Option, Options, Outcome, parse_error_check
 from reviewer.typescript import (
     Atom,
     Call,
@@ -38,27 +38,80 @@ if TYPE_CHECKING:
 
 FAMILY_ID = "terminal-commit-order"
 
-DEFAULTS: Mapping[str, Any] = {
-    # Events that end a step successfully / with a failure (first argument of a publish).
-    "success_events": ["SessionEvent.Step.Ended", "Step.Ended"],
-    "failure_events": ["SessionEvent.Step.Failed", "Step.Failed"],
-    # `case "<label>":` branches that handle a failure.
-    "failure_cases": ["provider-error", "error"],
-    # Commit-hook properties of a terminal event, and the phase that marks the execution safe.
-    "terminal_hooks": ["terminalCommit"],
-    "phase_key": "phase",
-    "safe_phase": "safe",
-    # Calls that settle tool outcomes; all must precede a terminal commit on its path.
-    "settle_tools": ["failUnsettledTools", "awaitToolFibers"],
-    # Where hook definitions may live when only their invoker changed (globs).
-    "hook_paths": ["packages/core/src/session/**"],
-    # Startup recovery files, and what reconciles tools there.
-    "recovery_paths": ["packages/core/src/session/recovery.ts"],
-    "reconcile": ["reconcileTools", "failUnsettledTools", "SessionTools.reconcile"],
-    # Calls that delete an execution claim.
-    "release": ["SessionExecutionClaim.clear", "SessionExecutionClaim.release", "SessionExecutionClaim.consumeSuspended"],
-    "ignore_paths": ["**/test/**", "**/*.test.ts", "**/*.spec.ts", "**/__tests__/**"],
-}
+OPTIONS: tuple[Option, ...] = (
+    Option(
+        'success_events',
+        ["SessionEvent.Step.Ended", "Step.Ended"],
+        Kind.NAMES,
+        'Events that end a step successfully (first argument of a publish).',
+    ),
+    Option(
+        'failure_events',
+        ["SessionEvent.Step.Failed", "Step.Failed"],
+        Kind.NAMES,
+        'Events that end a step with a failure (first argument of a publish).',
+    ),
+    Option(
+        'failure_cases',
+        ["provider-error", "error"],
+        Kind.NAMES,
+        '`case "<label>":` branches that handle a failure.',
+    ),
+    Option(
+        'terminal_hooks',
+        ["terminalCommit"],
+        Kind.NAMES,
+        'Commit-hook properties run when a terminal event commits.',
+    ),
+    Option(
+        'phase_key',
+        "phase",
+        Kind.TEXT,
+        "The property of a terminal commit's update that holds the execution's phase.",
+    ),
+    Option(
+        'safe_phase',
+        "safe",
+        Kind.TEXT,
+        'The phase value that marks the execution safe to drop (tools settled, step final).',
+    ),
+    Option(
+        'settle_tools',
+        ["failUnsettledTools", "awaitToolFibers"],
+        Kind.NAMES,
+        'Calls that settle tool outcomes; all must precede a terminal commit on its path.',
+    ),
+    Option(
+        'hook_paths',
+        ["packages/core/src/session/**"],
+        Kind.GLOBS,
+        'Where hook definitions may live when only their invoker changed (globs).',
+    ),
+    Option(
+        'recovery_paths',
+        ["packages/core/src/session/recovery.ts"],
+        Kind.GLOBS,
+        'Startup recovery files.',
+    ),
+    Option(
+        'reconcile',
+        ["reconcileTools", "failUnsettledTools", "SessionTools.reconcile"],
+        Kind.NAMES,
+        "Calls in startup recovery that reconcile a crashed run's tools.",
+    ),
+    Option(
+        'release',
+        ["SessionExecutionClaim.clear", "SessionExecutionClaim.release", "SessionExecutionClaim.consumeSuspended"],
+        Kind.NAMES,
+        'Calls that delete an execution claim.',
+    ),
+    Option(
+        'ignore_paths',
+        ["**/test/**", "**/*.test.ts", "**/*.spec.ts", "**/__tests__/**"],
+        Kind.GLOBS,
+        'Files never checked (tests drive the terminal API directly).',
+    ),
+)
 
 CHECKS: tuple[CheckSpec, ...] = (
     CheckSpec(
@@ -142,42 +195,6 @@ CHECKS: tuple[CheckSpec, ...] = (
 
 
 # ------------------------------------------------------------------ options
-
-
-@dataclass(frozen=True)
-class Options:
-    success_events: tuple[str, ...]
-    failure_events: tuple[str, ...]
-    failure_cases: tuple[str, ...]
-    terminal_hooks: tuple[str, ...]
-    phase_key: str
-    safe_phase: str
-    settle_tools: tuple[str, ...]
-    hook_paths: tuple[str, ...]
-    recovery_paths: tuple[str, ...]
-    reconcile: tuple[str, ...]
-    release: tuple[str, ...]
-    ignore_paths: tuple[str, ...]
-
-
-def _options(raw: Mapping[str, Any]) -> Options:
-    def get(name: str) -> Any:
-        return raw.get(name, DEFAULTS[name])
-
-    return Options(
-        success_events=fx.strings(get("success_events")),
-        failure_events=fx.strings(get("failure_events")),
-        failure_cases=fx.strings(get("failure_cases")),
-        terminal_hooks=fx.strings(get("terminal_hooks")),
-        phase_key=str(get("phase_key")),
-        safe_phase=str(get("safe_phase")),
-        settle_tools=fx.strings(get("settle_tools")),
-        hook_paths=fx.strings(get("hook_paths")),
-        recovery_paths=fx.strings(get("recovery_paths")),
-        reconcile=fx.strings(get("reconcile")),
-        release=fx.strings(get("release")),
-        ignore_paths=fx.strings(get("ignore_paths")),
-    )
 
 
 @dataclass
@@ -702,10 +719,10 @@ def _idiom_tokens(opts: Options) -> list[str]:
 
 
 def run(ctx: "ReviewContext") -> Outcome:
-    opts = _options(ctx.options)
+    opts = ctx.opts
     changed = tuple(p for p in ctx.changeset.typescript_paths() if not globs.matches(p, opts.ignore_paths))
     if not changed:
-        return Outcome(InvariantStatus.NOT_APPLICABLE, "no changed TypeScript file")
+        return Outcome("no changed TypeScript file")
     program = ctx.program
     scan = Scan(ctx, program, opts, (), (), [], [], {})
     # Regions first, over every changed file: calls inside an ERROR region are
@@ -713,11 +730,11 @@ def run(ctx: "ReviewContext") -> Outcome:
     regions = fx.error_regions(program, ctx, changed, _idiom_tokens(opts))
     first = fx.blocking_region(regions)
     if first is not None:
-        return Outcome(InvariantStatus.ERROR, fx.unparsed_summary(first, "terminal/tool idioms", "terminal publishes and tool settlement"))
+        unreadable = fx.unparsed_summary(first, "terminal/tool idioms", "terminal publishes and tool settlement")
+        return Outcome(unreadable, unreadable=unreadable)
     relevant = tuple(p for p in changed if (m := program.module(p)) is not None and _relevant(scan, m))
     if not relevant:
         return Outcome(
-            InvariantStatus.NOT_APPLICABLE,
             "no changed file publishes a step terminal, defines/invokes a terminal commit, settles tools or is recovery",
         )
     regions = [r for r in regions if r.path in relevant]
@@ -743,7 +760,7 @@ def run(ctx: "ReviewContext") -> Outcome:
     findings = tuple(sorted(scan.findings, key=lambda f: f.sort_key()))
     blocking = [f for f in findings if f.severity is not Severity.CONSIDER]
     summary = fx.violation_summary(blocking, _VIOLATION_PHRASES) if blocking else "; ".join(scan.facts)
-    return Outcome(InvariantStatus.VERIFIED, summary, findings)
+    return Outcome(summary, findings, examined=len(relevant))
 
 
 FAMILY = Family(
@@ -751,5 +768,5 @@ FAMILY = Family(
     summary="No success terminal after a failure, and no terminal commit marking safe before tools settle.",
     checks=CHECKS,
     run=run,
-    defaults=DEFAULTS,
+    options=OPTIONS,
 )

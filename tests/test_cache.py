@@ -19,7 +19,7 @@ from reviewer.engine import run as engine
 from reviewer.engine.cache import OutcomeCache, outcome_data
 from reviewer.cli import main
 from reviewer.report.model import Finding, InvariantStatus, Location, Severity
-from reviewer.engine.registry import Outcome
+from reviewer.engine.api import Outcome
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -180,7 +180,7 @@ def test_outcomes_round_trip_exactly(tmp_path) -> None:
         location=Location("a/b.ts", 3, 5, "note"), related=(Location("c.ts", 1, 1),),
         failure_sequence=("one", "two"), anchor="anchor",
     )
-    outcome = Outcome(InvariantStatus.VIOLATED, "summary", (finding,))
+    outcome = Outcome("summary", (finding,), examined=1)
     store = OutcomeCache(tmp_path)
     store.store("ab" * 32, outcome)
     loaded = store.load("ab" * 32)

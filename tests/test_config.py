@@ -14,7 +14,7 @@ from reviewer.inputs.config import build_config, parse_toml
 from reviewer.errors import ReviewerError
 from reviewer.gate.limits import Limits
 from reviewer.report.model import InvariantStatus, Location, Severity
-from reviewer.engine.registry import CheckSpec, Family, Outcome
+from reviewer.engine.api import CheckSpec, Family, Kind, Option, Outcome
 
 
 def _probe() -> Family:
@@ -25,9 +25,10 @@ def _probe() -> Family:
             ctx.finding("seen", title=f"limit {ctx.options['limit']}", message="m", location=Location(f.path, 1, 1), anchor=f.path)
             for f in ctx.changeset.files if f.path.endswith(".ts")
         )
-        return Outcome(InvariantStatus.VERIFIED, f"limit {ctx.options['limit']}", found)
+        return Outcome(f"limit {ctx.options['limit']}", found, examined=1)
 
-    return Family("probe", "p", (CheckSpec("probe/seen", Severity.MUST_FIX, "seen", "s"),), run, defaults={"limit": 100})
+    return Family("probe", "p", (CheckSpec("probe/seen", Severity.MUST_FIX, "seen", "s"),), run,
+                  (Option("limit", 100, Kind.INTEGER, "A probe bound."),))
 
 
 def _review(tmp: Path, base_config: str | None, patched_config: str | None, config_file: str | None = None):
@@ -329,3 +330,52 @@ def test_re_rating_an_integrity_check_exits_2_with_one_line(tmp_path, capsys, so
         "[severity] 'integrity/paths': integrity checks can never be re-rated or disabled: they are the gate "
         "that proves the inputs are what they claim, and a review of anything else proves nothing",
     )
+
+
+# ---------------------------------------------------------------- options declared once
+
+
+def test_a_pattern_option_must_compile(tmp_path, capsys) -> None:
+    """A regular expression that does not compile is refused when the configuration
+    is read, in one line, instead of failing the family at run time."""
+    repo, sha, patch, _ = make_change(tmp_path, {"src/a.ts": "a\n"}, {"src/a.ts": "b\n"})
+    cfg = tmp_path / "bad.toml"
+    cfg.write_text('[rules.schema-prev-ids]\nv1_folder_pattern = "^(\\\\d{14}_"\n')
+    code = main(["review", "--repo", str(repo.path), "--base", sha, "--patch", str(patch), "--config", str(cfg)])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert "[rules.schema-prev-ids] v1_folder_pattern is not a valid regular expression" in err
+
+
+def test_typed_options_come_from_the_declarations() -> None:
+    from reviewer.engine.api import Options
+
+    declared = (
+        Option("names", ["a", "b"], Kind.NAMES, "n"),
+        Option("ratio", 0.5, Kind.NUMBER, "r"),
+        Option("folder", r"^\d+_", Kind.PATTERN, "p"),
+    )
+    opts = Options(declared, {"ratio": 1})
+    assert opts.names == ("a", "b") and opts.ratio == 1.0 and isinstance(opts.ratio, float)
+    assert opts.folder.match("12_x") and not opts.folder.match("x")
+    with pytest.raises(AttributeError, match="no option 'nmes'"):
+        opts.nmes  # noqa: B018 - a misspelt option fails the family, never reads as None
+
+
+def test_a_family_cannot_declare_a_bad_default_or_an_option_twice() -> None:
+    def run(ctx) -> Outcome:
+        return Outcome("x")
+
+    with pytest.raises(TypeError, match="its default must be a non-negative integer"):
+        Family("f", "f", (), run, (Option("n", -1, Kind.INTEGER, "d"),))
+    with pytest.raises(TypeError, match="declares an option twice"):
+        Family("f", "f", (), run, (Option("n", 1, Kind.INTEGER, "d"), Option("n", 2, Kind.INTEGER, "d")))
+
+
+def test_explain_shows_each_option_with_its_description(capsys) -> None:
+    from reviewer.engine.registry import discover
+
+    assert main(["rules", "--explain", "bounded-scan"]) == 0
+    out = capsys.readouterr().out
+    for option in next(f for f in discover() if f.id == "bounded-scan").options:
+        assert f"  {option.name} = " in out and option.description in out

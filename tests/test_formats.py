@@ -13,7 +13,7 @@ from gitrepo import make_change, sample_repo
 from reviewer import review
 from reviewer.cli import main
 from reviewer.report.model import InvariantStatus, Location, Severity
-from reviewer.engine.registry import CheckSpec, Family, Outcome
+from reviewer.engine.api import CheckSpec, Family, Outcome
 from reviewer.report import renderer
 from reviewer.report.github import cap_summary, escape_data, escape_property
 
@@ -65,9 +65,9 @@ def test_github_escaping() -> None:
 
 def _hostile_family() -> Family:
     def run(ctx) -> Outcome:
-        return Outcome(InvariantStatus.VERIFIED, "s", (ctx.finding(
+        return Outcome("s", (ctx.finding(
             "x", title="t, with: colon", message="line one\n::set-output name=x::y\n::add-mask::secret\n::stop-commands::tok",
-            location=Location("src/a,b:c.ts", 1, 2), anchor="a"),))
+            location=Location("src/a,b:c.ts", 1, 2), anchor="a"),), examined=1)
     return Family("hostile", "h", (CheckSpec("hostile/x", Severity.SHOULD_FIX, "t", "s"),), run)
 
 
@@ -138,7 +138,7 @@ def _flag_family(family: str = "cap") -> Family:
                 if "FLAG" in line:
                     found.append(ctx.finding("flag", title="flagged", message=line, location=Location(f.path, n, n),
                                              related=(Location(f.path, max(1, n - 1), n, "above"),), anchor=str(n)))
-        return Outcome(InvariantStatus.VIOLATED, "flagged", tuple(found))
+        return Outcome("flagged", tuple(found), examined=1)
 
     return Family(family, "flags FLAG", (CheckSpec(f"{family}/flag", Severity.MUST_FIX, "flag", "flags FLAG"),), run)
 

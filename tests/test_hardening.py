@@ -18,7 +18,8 @@ from reviewer.cli import main
 from reviewer.errors import ReviewerError
 from reviewer.gitio import check_git_version
 from reviewer.report.model import InvariantStatus, Location, Severity
-from reviewer.engine.registry import CheckSpec, Family, Outcome, discover
+from reviewer.engine.api import CheckSpec, Family, Outcome
+from reviewer.engine.registry import discover
 from reviewer.report import renderer
 
 BASE = {"src/a.ts": "export const a = 1\n", "docs/readme.md": "hello\n"}
@@ -150,9 +151,9 @@ def test_quoted_unusual_names(tmp_path: Path, name: str, safe: bool) -> None:
 
 def _hostile_text_family(text: str) -> Family:
     def run(ctx) -> Outcome:
-        return Outcome(InvariantStatus.VERIFIED, f"summary {text}", (ctx.finding(
+        return Outcome(f"summary {text}", (ctx.finding(
             "x", title=f"title {text}", message=f"message {text}", location=Location(ctx.changeset.files[0].path, 1, 5),
-            related=[Location(ctx.changeset.files[0].path, 2, 2, f"note {text}")], failure_sequence=[f"step {text}"]),))
+            related=[Location(ctx.changeset.files[0].path, 2, 2, f"note {text}")], failure_sequence=[f"step {text}"]),), examined=1)
     return Family("hostile", "h", (CheckSpec("hostile/x", Severity.MUST_FIX, "t", "s"),), run)
 
 

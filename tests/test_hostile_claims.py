@@ -126,12 +126,12 @@ def test_quoted_code_never_carries_terminal_or_bidi_controls(tmp_path: Path) -> 
     repo, base, patch, _ = make_change(tmp_path, {"src/a.ts": "export const a = 0\n"}, {"src/a.ts": code})
     odd_name = tmp_path / "x\x1b]0;pwned\x07.patch"
     odd_name.write_bytes(patch.read_bytes())
-    from reviewer.engine.registry import CheckSpec, Family, Outcome
+    from reviewer.engine.api import CheckSpec, Family, Outcome
     from reviewer.report.model import InvariantStatus, Location, Severity
 
     def flag(ctx) -> Outcome:
-        return Outcome(InvariantStatus.VERIFIED, "s", (ctx.finding("x", title="t", message="m",
-                                                                     location=Location("src/a.ts", 1, 2)),))
+        return Outcome("s", (ctx.finding("x", title="t", message="m",
+                                                                     location=Location("src/a.ts", 1, 2)),), examined=1)
     family = Family("quoting", "q", (CheckSpec("quoting/x", Severity.MUST_FIX, "t", "s"),), flag)
     report = review.run(review.Request(repo=str(repo.path), base=base, patch=str(odd_name)), families=(family,)).report
     from reviewer.report import renderer

@@ -23,7 +23,7 @@ from gitrepo import make_change
 from reviewer import review
 from reviewer.cli import main
 from reviewer.report.model import InvariantStatus, Location, Severity
-from reviewer.engine.registry import CheckSpec, Family, Outcome
+from reviewer.engine.api import CheckSpec, Family, Outcome
 from reviewer.report import renderer
 from reviewer.report.markdown import text
 
@@ -196,7 +196,7 @@ def _quoting_family() -> Family:
                 if "FLAG" in line:
                     found.append(ctx.finding("quote", title=line, message=line, location=Location(f.path, n, n),
                                              anchor=str(n), failure_sequence=(line, line)))
-        return Outcome(InvariantStatus.VIOLATED, "quoted", tuple(found))
+        return Outcome("quoted", tuple(found), examined=1)
 
     return Family("quoting", "q", (CheckSpec("quoting/quote", Severity.MUST_FIX, "q", "quotes"),), run)
 

@@ -12,7 +12,7 @@ import pytest
 from gitrepo import make_change
 from reviewer import review
 from reviewer.report.model import InvariantStatus, Location, Severity
-from reviewer.engine.registry import CheckSpec, Family, Outcome
+from reviewer.engine.api import CheckSpec, Family, Outcome
 from reviewer.report import renderer
 
 BASE = {"src/a.ts": "export const a = 1\nexport const b = 2\n"}
@@ -39,7 +39,7 @@ def _flag_line_two(ctx) -> Outcome:
         failure_sequence=["first this", "then that"],
         anchor="b = 20",
     )
-    return Outcome(InvariantStatus.VERIFIED, "checked src/a.ts", (finding,) if f else ())
+    return Outcome("checked src/a.ts", (finding,) if f else (), examined=1)
 
 
 def _raise(ctx) -> Outcome:
@@ -47,7 +47,7 @@ def _raise(ctx) -> Outcome:
 
 
 def _not_applicable(ctx) -> Outcome:
-    return Outcome(InvariantStatus.NOT_APPLICABLE, "nothing to check")
+    return Outcome("nothing to check")
 
 
 @pytest.fixture
@@ -130,9 +130,9 @@ def test_a_rule_over_its_budget_fails_closed(change) -> None:
 def test_findings_sorted_by_severity_path_line(change) -> None:
     def many(ctx) -> Outcome:
         mk = lambda sev, path, line: ctx.finding(sev, title=f"{sev}{line}", message="m", location=Location(path, line, line), anchor=f"{path}{line}")
-        return Outcome(InvariantStatus.VERIFIED, "s", (
+        return Outcome("s", (
             mk("c", "src/a.ts", 1), mk("a", "src/z.ts", 9), mk("b", "src/a.ts", 3), mk("a", "src/a.ts", 5), mk("a", "src/a.ts", 2),
-        ))
+        ), examined=1)
 
     fam = Family("fam", "f", (
         CheckSpec("fam/a", Severity.MUST_FIX, "a", "a"), CheckSpec("fam/b", Severity.SHOULD_FIX, "b", "b"),

@@ -39,10 +39,10 @@ from typing import Any, Iterable, Mapping
 
 from reviewer import RULESET_VERSION, __version__
 from reviewer.change.changeset import ChangeSet
-from reviewer.report.model import Finding, InvariantStatus, Location, Severity
-from reviewer.engine.registry import Outcome
+from reviewer.report.model import Finding, Location, Severity
+from reviewer.engine.api import Outcome
 
-SCHEMA = "reviewer-cache/1"
+SCHEMA = "reviewer-cache/2"
 
 log = logging.getLogger("reviewer.engine.cache")
 
@@ -128,8 +128,9 @@ def _location_data(loc: Location) -> dict[str, Any]:
 
 def outcome_data(outcome: Outcome) -> dict[str, Any]:
     return {
-        "status": outcome.status.value,
         "summary": outcome.summary,
+        "examined": outcome.examined,
+        "unreadable": outcome.unreadable,
         "findings": [
             {
                 "rule": f.rule,
@@ -184,11 +185,12 @@ def _finding(data: Any) -> Finding:
 
 def outcome_from_data(data: Any) -> Outcome:
     """The inverse of `outcome_data`; raises _Invalid (or ValueError) on anything unexpected."""
-    d = _fields(data, {"status", "summary", "findings"})
+    d = _fields(data, {"summary", "examined", "unreadable", "findings"})
     return Outcome(
-        status=InvariantStatus(_expect(d["status"], str)),
         summary=_expect(d["summary"], str),
         findings=tuple(_finding(f) for f in _expect(d["findings"], list)),
+        examined=_expect(d["examined"], int),
+        unreadable=_expect(d["unreadable"], str),
     )
 
 

@@ -1,4 +1,14 @@
-"""What a rule family receives: the change set, both trees, its options, the TS model."""
+"""What a rule family receives: the change set, both trees, its options, the TS model.
+
+`ReviewContext` is the whole of a family's view of a review:
+
+- `changeset`: every changed file, rebuilt from git objects (`by_path`,
+  `typescript_paths()`, each file's `touches(line, end)` and hunks);
+- `base` / `patched`: read access to any file of either tree (`TreeView`);
+- `program` / `base_program`: the TypeScript model of each side (docs/model.md);
+- `opts`: the family's options, typed from their declarations;
+- `finding(check, ...)`: a finding of this family at its configured severity.
+"""
 
 from __future__ import annotations
 
@@ -8,11 +18,12 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Any, Mapping
 
 from reviewer.change.changeset import ChangeSet, decode_text
+from reviewer.engine.api import Options
 from reviewer.gitio import BlobReader, Repo
 from reviewer.report.model import Finding, Location, Severity
 
 if TYPE_CHECKING:
-    from reviewer.engine.registry import Family
+    from reviewer.engine.api import Family
     from reviewer.typescript import Program
 
 
@@ -100,6 +111,11 @@ class ReviewContext:
             changed = {f.path: f.added_lines for f in self.changeset.files} if side == "patched" else {}
             self._programs[side] = Program(tree.text, changed, exists=tree.exists)
         return self._programs[side]
+
+    @cached_property
+    def opts(self) -> Options:
+        """The family's options, typed (reviewer/engine/api.py `Options`): `ctx.opts.release` is a tuple."""
+        return Options(self.family.options, self.options)
 
     @property
     def program(self) -> "Program":

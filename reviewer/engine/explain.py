@@ -13,7 +13,8 @@ import sys
 from pathlib import Path
 
 from reviewer.errors import ReviewerError
-from reviewer.engine.registry import CheckGroup, Family, catalog
+from reviewer.engine.api import CheckGroup, Family
+from reviewer.engine.registry import catalog
 
 
 def explain(families: tuple[Family, ...], rule_id: str) -> str:
@@ -23,9 +24,11 @@ def explain(families: tuple[Family, ...], rule_id: str) -> str:
         if rule_id == group.id:
             lines = [f"{group.id}: {group.summary}", "", "Checks:"]
             lines += [f"  {s.id:<48} {s.severity.value:<10} {s.summary}" for s in group.checks]
-            if group.family is not None and group.family.defaults:
+            if group.family is not None and group.family.options:
                 lines += ["", f"Options ([rules.{group.id}] in reviewer.toml):"]
-                lines += [f"  {k} = {v!r}" for k, v in sorted(group.family.defaults.items())]
+                for option in group.family.options:
+                    lines += [f"  {option.name} = {_toml_value(option.default)}",
+                              f"      {option.description} ({option.kind.value})"]
             if group.locked:
                 lines += ["", f"Configuration: {group.locked}."]
             return "\n".join(lines) + "\n"
@@ -96,13 +99,14 @@ def group_page(group: CheckGroup, level: int = 1) -> str:
     out += [f"| [`{s.id}`](#{anchor(s.id)}) | {s.severity.value} | {_cell(s.title)} |" for s in group.checks]
     out += [""]
     family = group.family
-    if family is not None and family.defaults:
+    if family is not None and family.options:
         out += [f"{h}# Options", "",
                 f"Set under `[rules.{group.id}]` in `reviewer.toml` (see [configuration](../configuration.md)); "
-                "unknown keys are an error. The defaults describe the opencode idioms:", ""]
-        out += _block("\n".join([f"[rules.{group.id}]",
-                                 *(f"{key} = {_toml_value(value)}" for key, value in sorted(family.defaults.items()))]),
-                      "toml")
+                "unknown keys and values of the wrong kind are an error. The defaults describe the opencode idioms:", ""]
+        toml = [f"[rules.{group.id}]"]
+        for option in family.options:
+            toml += [f"# {option.description} ({option.kind.value})", f"{option.name} = {_toml_value(option.default)}"]
+        out += _block("\n".join(toml), "toml")
         out += [""]
     if group.locked:
         out += [f"{h}# Configuration", "", f"These {_lock_sentence(group.locked)}", ""]

@@ -1,6 +1,6 @@
-"""Rule families: what one is, and how the built-in ones are discovered.
+"""Rule families: discovery of the built-in ones, and the catalog of every check.
 
-A family is one module under `rules/` (installed as `reviewer.rules`) that
+A family (reviewer/engine/api.py) is one module under `rules/` (installed as `reviewer.rules`) that
 defines a module-level `FAMILY`. Modules whose name starts with `_` are
 helpers, not families.
 
@@ -19,75 +19,12 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
-from dataclasses import dataclass, field
 from types import ModuleType
-from typing import TYPE_CHECKING, Any, Callable, Mapping
 
-from reviewer.report.model import Finding, InvariantStatus, Severity
-
-if TYPE_CHECKING:
-    from reviewer.engine.context import ReviewContext
-
-
-@dataclass(frozen=True)
-class CheckSpec:
-    """One check of a family, documented the way `reviewer rules --explain` shows it."""
-
-    id: str  # "<family>/<check>"
-    severity: Severity
-    title: str
-    summary: str
-    why: str = ""
-    bad: str = ""
-    good: str = ""
-
-    @property
-    def name(self) -> str:
-        return self.id.split("/", 1)[1]
-
-
-def parse_error_check(family_id: str, title: str, summary: str, why: str) -> CheckSpec:
-    """The `consider` note every family gives for an ERROR region it could not read.
-
-    Same example for all: the region is tree-sitter's, not the author's, so
-    there is nothing to change but a review by hand.
-    """
-    return CheckSpec(
-        id=f"{family_id}/parse-error",
-        severity=Severity.CONSIDER,
-        title=title,
-        summary=summary,
-        why=why,
-        bad="interface KeyedMutex<in Key> { ... }   // variance annotation the grammar does not parse",
-        good="(nothing to change; review the region by hand)",
-    )
-
-
-@dataclass(frozen=True)
-class Outcome:
-    """What a family's `run` returns; `violated` is derived from the findings."""
-
-    status: InvariantStatus
-    summary: str
-    findings: tuple[Finding, ...] = ()
-
-
-@dataclass(frozen=True)
-class Family:
-    id: str
-    summary: str
-    checks: tuple[CheckSpec, ...]
-    run: Callable[["ReviewContext"], Outcome]
-    # Options a maintainer may set under [rules.<id>] in reviewer.toml, with
-    # the built-in defaults (the opencode idioms).
-    defaults: Mapping[str, Any] = field(default_factory=dict)
-
-    def check(self, name: str) -> CheckSpec:
-        full = name if "/" in name else f"{self.id}/{name}"
-        for spec in self.checks:
-            if spec.id == full:
-                return spec
-        raise KeyError(f"{self.id} has no check {name!r}")
+from reviewer.engine.api import INTERNAL_ERROR, CheckGroup, CheckSpec, Family
+from reviewer.engine.suppress import SUPPRESSION
+from reviewer.gate.integrity import INTEGRITY
+from reviewer.report.model import Severity
 
 
 def discover(package: str = "reviewer.rules") -> tuple[Family, ...]:
@@ -110,44 +47,6 @@ def discover(package: str = "reviewer.rules") -> tuple[Family, ...]:
 
 
 # ------------------------------------------------------------------ the catalog
-
-
-@dataclass(frozen=True)
-class CheckGroup:
-    """A documented group of checks: one runnable family, or a built-in group.
-
-    Built-in groups (`integrity`, `suppression`) are raised by the pipeline,
-    never run by the engine, and `locked` says why configuration can never
-    re-rate or disable them. A family's group is its own checks plus its
-    `<family>/internal-error` (locked too: see `locked_for`); `family` is the
-    runnable `Family` (its options, `run`), None for a built-in group.
-    """
-
-    id: str
-    summary: str
-    checks: tuple[CheckSpec, ...]
-    locked: str = ""  # why [severity]/[disable] may not name these checks; "" when they may
-    family: Family | None = None
-
-    @property
-    def builtin(self) -> bool:
-        return self.family is None
-
-    def check(self, rule_id: str) -> CheckSpec | None:
-        return next((spec for spec in self.checks if spec.id == rule_id), None)
-
-    def locked_for(self, rule_id: str) -> str:
-        """Why configuration may never name `rule_id` (this group, or a check of it); "" when it may or it is not ours."""
-        if self.family is None:
-            return self.locked if rule_id == self.id or self.check(rule_id) is not None else ""
-        return INTERNAL_ERROR_LOCKED if rule_id == f"{self.id}/{INTERNAL_ERROR}" else ""
-
-
-INTERNAL_ERROR = "internal-error"
-INTERNAL_ERROR_LOCKED = (
-    "a rule error can never be re-rated or disabled: a family that raised or overran its time budget "
-    "proved nothing, so the verdict fails closed"
-)
 
 
 def internal_error_check(family_id: str) -> CheckSpec:
@@ -179,10 +78,6 @@ def internal_error_check(family_id: str) -> CheckSpec:
 
 def builtin_groups() -> tuple[CheckGroup, ...]:
     """The checks the pipeline raises itself, sorted by id: `integrity`, `suppression`."""
-    # Imported here: those modules import CheckSpec from this one.
-    from reviewer.gate.integrity import INTEGRITY
-    from reviewer.engine.suppress import SUPPRESSION
-
     return tuple(sorted((INTEGRITY, SUPPRESSION), key=lambda g: g.id))
 
 

@@ -14,7 +14,7 @@ from reviewer.change.changeset import ChangeSet
 from reviewer.inputs.config import Config
 from reviewer.engine.context import ReviewContext, TreeView
 from reviewer.report.model import Finding, InvariantResult, InvariantStatus, Severity
-from reviewer.engine.registry import Family, Outcome
+from reviewer.engine.api import Family, Outcome, derive_status
 
 if TYPE_CHECKING:
     from reviewer.engine.cache import OutcomeCache
@@ -39,16 +39,14 @@ def _error_result(family: Family, reason: str) -> InvariantResult:
 
 
 def _finish(family: Family, outcome: Outcome, config: Config) -> InvariantResult:
+    """The invariant of one family: its status derived here, never taken from the family."""
     findings = tuple(f for f in outcome.findings if f.rule not in config.disabled)
-    status = outcome.status
-    if status is InvariantStatus.ERROR:
-        return InvariantResult(family.id, status, outcome.summary, findings)
-    blocking = [f for f in findings if f.severity is not Severity.CONSIDER]
-    if blocking:
-        status = InvariantStatus.VIOLATED
-    elif status is InvariantStatus.VIOLATED:
-        status = InvariantStatus.VERIFIED
-    return InvariantResult(family.id, status, outcome.summary, findings)
+    # A blocking finding is proof the family examined something, even when it
+    # forgot to count it or the finding is then disabled.
+    blocked = any(f.severity is not Severity.CONSIDER for f in outcome.findings)
+    examined = max(outcome.examined, int(blocked))
+    status = derive_status(findings, examined, outcome.unreadable)
+    return InvariantResult(family.id, status, outcome.summary, findings, examined)
 
 
 def run_families(
@@ -92,7 +90,7 @@ def run_families(
             continue
         # Only a clean conclusion is remembered: an error may be transient
         # (a budget overrun on a loaded machine) and must be retried.
-        if cache is not None and key is not None and outcome.status is not InvariantStatus.ERROR:
+        if cache is not None and key is not None and not outcome.unreadable:
             cache.store(key, outcome)
     return tuple(results)
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from reviewer.change.changeset import ChangeSet, ChangedFile
 from reviewer.report.model import Finding, Location, Severity
-from reviewer.engine.registry import CheckGroup, CheckSpec
+from reviewer.engine.api import CheckGroup, CheckSpec
 
 MARKER = "reviewer-ignore"
 _OPENERS = ("//", "#", "/*", "<!--")

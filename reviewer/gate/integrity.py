@@ -19,7 +19,7 @@ from reviewer.gitio import RawChange, Repo, is_full_sha
 from reviewer.gate.limits import Limits, check_patch, limits_check
 from reviewer.report.model import Check, CheckStatus, Severity
 from reviewer.inputs.patchfile import HeaderInfo, NumstatEntry, PatchFile, numstat, sha256_file
-from reviewer.engine.registry import CheckGroup, CheckSpec
+from reviewer.engine.api import CheckGroup, CheckSpec
 
 
 @dataclass(frozen=True)

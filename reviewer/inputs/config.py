@@ -26,9 +26,10 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping
 
 from reviewer.errors import ReviewerError
-from reviewer.gate.limits import INT_MAX, Limits, is_finite_number, is_integer, shown
+from reviewer.gate.limits import Limits, shown
 from reviewer.report.model import Severity
-from reviewer.engine.registry import Family, locked_reason
+from reviewer.engine.api import Family
+from reviewer.engine.registry import locked_reason
 
 CONFIG_PATH = "reviewer.toml"
 _BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
@@ -83,42 +84,15 @@ def _table(raw: Mapping[str, Any], name: str, where: str) -> Mapping[str, Any]:
     return value
 
 
-def _string_list(default: list[Any] | tuple[Any, ...]) -> bool:
-    # An empty default (e.g. bounded-scan's cursor_columns) is a list of names too.
-    return all(isinstance(item, str) for item in default)
-
-
-def _expected(default: Any, value: Any) -> str | None:
-    """What `value` must be to replace `default`, or None when it fits.
-
-    Numbers must be finite and non-negative: the numeric options are bounds,
-    depths, indices and fractions, and a NaN compares false with everything,
-    which would silently switch a check off.
-    """
-    if isinstance(default, bool):
-        return None if isinstance(value, bool) else "a boolean"
-    if isinstance(default, int):
-        return None if is_integer(value) and 0 <= value <= INT_MAX else "a non-negative integer"
-    if isinstance(default, float):
-        return None if is_finite_number(value) and value >= 0 else "a non-negative finite number"
-    if isinstance(default, str):
-        return None if isinstance(value, str) else "a string"
-    if isinstance(default, (list, tuple)):
-        if _string_list(default):
-            return None if isinstance(value, list) and all(isinstance(v, str) for v in value) else "a list of strings"
-        return None if isinstance(value, list) else "a list"
-    if isinstance(default, dict):
-        return None if isinstance(value, dict) else "a table"
-    return None if isinstance(value, type(default)) else f"a {type(default).__name__}"
-
-
 def _option(where: str, family: Family, key: str, value: Any) -> Any:
-    default = family.defaults[key]
-    expected = _expected(default, value)
-    if expected is not None:
-        raise ReviewerError(f"{where} [rules.{family.id}] {key} must be {expected}, got {shown(value)}")
-    # One spelling per value: `= 1` and `= 1.0` are one configuration, with one Config.digest.
-    return float(value) if isinstance(default, float) else value
+    option = family.option(key)
+    if option is None:
+        known = ", ".join(sorted(family.defaults)) or "none"
+        raise ReviewerError(f"{where} [rules.{family.id}] has no option {key!r} (known: {known})")
+    why = option.problem(value)
+    if why is not None:
+        raise ReviewerError(f"{where} [rules.{family.id}] {key} {why}, got {shown(value)}")
+    return option.normal(value)
 
 
 def _options(raw: Mapping[str, Any], families: tuple[Family, ...], where: str) -> dict[str, dict[str, Any]]:
@@ -131,9 +105,6 @@ def _options(raw: Mapping[str, Any], families: tuple[Family, ...], where: str) -
             raise ReviewerError(f"{where} [rules.{fam_id}] must be a table, got {shown(table)}")
         family = by_id[fam_id]
         for key, value in table.items():
-            if key not in family.defaults:
-                known = ", ".join(sorted(family.defaults)) or "none"
-                raise ReviewerError(f"{where} [rules.{fam_id}] has no option {key!r} (known: {known})")
             options[fam_id][key] = _option(where, family, key, value)
     return options
 

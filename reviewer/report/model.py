@@ -109,6 +109,9 @@ class InvariantResult:
     status: InvariantStatus
     summary: str
     findings: tuple[Finding, ...] = ()
+    # How many relevant constructs the family examined (reviewer/engine/api.py
+    # `Outcome`); kept so scoping can re-derive the status. Not in the report.
+    examined: int = 0
 
 
 @dataclass(frozen=True)
