@@ -293,6 +293,19 @@ CHECKS: tuple[CheckSpec, ...] = (
         bad="Effect.repeat(Schedule.spaced(\"20 seconds\"))  // SESSION_EXECUTION_LEASE_MS = 30 * 1000",
         good="Effect.repeat(Schedule.spaced(Duration.millis(SESSION_EXECUTION_LEASE_MS / 3)))",
     ),
+    CheckSpec(
+        id=f"{FAMILY_ID}/period-unresolved",
+        severity=Severity.CONSIDER,
+        title="Renewal period could not be computed",
+        summary="A changed heartbeat's schedule does not fold to a constant period, so renewal-period could not judge it.",
+        why=(
+            "Never green by silence: a period the model cannot compute (a schedule built at run time, a "
+            "combinator it does not know, a constant it cannot resolve) is not a period that is known to be "
+            "short enough. The note names the schedule so a reviewer can check it against the lease by hand."
+        ),
+        bad="Effect.repeat(SessionExecutionClaim.renew(db, claim), makeSchedule(config))  // period known only at run time",
+        good="Effect.repeat(SessionExecutionClaim.renew(db, claim), Schedule.spaced(Duration.millis(SESSION_EXECUTION_LEASE_MS / 3)))",
+    ),
     parse_error_check(
         FAMILY_ID,
         title="Unparsed code in a file with claim handling",
@@ -1018,6 +1031,8 @@ def _check_loops(scan: Scan) -> None:
             continue
         period = program.duration_ms(loop.schedule)
         if period is None:
+            if changed or lease_changed:
+                scan.findings.append(_unresolved_period(scan, loop))
             continue
         periods.append(_ms(period))
         if not (changed or lease_changed):
@@ -1182,6 +1197,23 @@ def _period_finding(scan: Scan, loop: Loop, period: float, lease: float, source:
             "the next renewal fails with Lost after the new owner already started the Session",
         ],
         anchor=f"{loop.renew.normalized}:{schedule.normalized}",
+    )
+
+
+def _unresolved_period(scan: Scan, loop: Loop) -> Finding:
+    schedule = loop.schedule
+    assert schedule is not None
+    return scan.ctx.finding(
+        "period-unresolved",
+        title=f"Heartbeat period of `{loop.renew.callee}` not computed",
+        message=(
+            f"The renewal loop at {loop.path}:{loop.line} repeats on `{schedule.normalized}`, which does not fold "
+            f"to a constant period, so it was not compared with the lease ({scan.opts.max_period_fraction:g} of "
+            f"`{scan.opts.lease_constant}`). Check the period by hand."
+        ),
+        location=fx.loc(loop.path, loop.line, loop.end_line),
+        related=[fx.loc(schedule.path, schedule.line, schedule.end_line, f"the schedule: `{schedule.normalized}`")],
+        anchor=f"{loop.renew.normalized}:{schedule.normalized}:unresolved",
     )
 
 
