@@ -18,7 +18,7 @@ from reviewer import RULESET_VERSION, __version__
 from reviewer.errors import ReviewerError
 
 EXIT_MERGE, EXIT_BLOCK, EXIT_ERROR = 0, 1, 2
-FORMATS = ("markdown", "json", "sarif", "github", "comment")  # reviewer.report.FORMATS, without importing it
+FORMATS = ("markdown", "json", "sarif", "github", "comment")  # reviewer.report.formats.FORMATS, without importing it
 
 
 @dataclass(frozen=True)
@@ -132,7 +132,7 @@ def _env(name: str) -> str | None:
 
 
 def _emit(report, outputs: tuple[Output, ...]) -> None:
-    from reviewer.report import renderer
+    from reviewer.report.formats import renderer
 
     _write_outputs({out.fmt: renderer(out.fmt)(report) for out in outputs}
                    | ({"markdown": renderer("markdown")(report)} if any(o.fmt == "github" for o in outputs) else {}),

@@ -14,7 +14,7 @@ from reviewer import review
 from reviewer.cli import main
 from reviewer.report.model import InvariantStatus, Location, Severity
 from reviewer.engine.api import CheckSpec, Family, Outcome
-from reviewer.report import renderer
+from reviewer.report.formats import renderer
 from reviewer.report.github import cap_summary, escape_data, escape_property
 
 SCHEMA = json.loads((Path(__file__).parent / "data" / "sarif-schema-2.1.0.json").read_text())

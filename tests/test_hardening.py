@@ -20,7 +20,7 @@ from reviewer.gitio import check_git_version
 from reviewer.report.model import InvariantStatus, Location, Severity
 from reviewer.engine.api import CheckSpec, Family, Outcome
 from reviewer.engine.registry import discover
-from reviewer.report import renderer
+from reviewer.report.formats import renderer
 
 BASE = {"src/a.ts": "export const a = 1\n", "docs/readme.md": "hello\n"}
 PATCHED = {"src/a.ts": "export const a = 2\n", "docs/readme.md": "hello again\n"}

@@ -134,7 +134,7 @@ def test_quoted_code_never_carries_terminal_or_bidi_controls(tmp_path: Path) -> 
                                                                      location=Location("src/a.ts", 1, 2)),), examined=1)
     family = Family("quoting", "q", (CheckSpec("quoting/x", Severity.MUST_FIX, "t", "s"),), flag)
     report = review.run(review.Request(repo=str(repo.path), base=base, patch=str(odd_name)), families=(family,)).report
-    from reviewer.report import renderer
+    from reviewer.report.formats import renderer
 
     for fmt in ("markdown", "comment", "github", "json", "sarif"):
         text = renderer(fmt)(report)

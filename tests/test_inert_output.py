@@ -24,7 +24,7 @@ from reviewer import review
 from reviewer.cli import main
 from reviewer.report.model import InvariantStatus, Location, Severity
 from reviewer.engine.api import CheckSpec, Family, Outcome
-from reviewer.report import renderer
+from reviewer.report.formats import renderer
 from reviewer.report.markdown import text
 
 FIXTURES = Path(__file__).parent / "fixtures" / "rules"

@@ -30,7 +30,7 @@ from reviewer.engine.registry import (
     internal_error_check,
     locked_reason,
 )
-from reviewer.report import renderer
+from reviewer.report.formats import renderer
 
 ROOT = Path(__file__).resolve().parent.parent
 SARIF_SCHEMA = json.loads((ROOT / "tests" / "data" / "sarif-schema-2.1.0.json").read_text())

@@ -13,7 +13,7 @@ from gitrepo import make_change
 from reviewer import review
 from reviewer.report.model import InvariantStatus, Location, Severity
 from reviewer.engine.api import CheckSpec, Family, Outcome
-from reviewer.report import renderer
+from reviewer.report.formats import renderer
 
 BASE = {"src/a.ts": "export const a = 1\nexport const b = 2\n"}
 PATCHED = {"src/a.ts": "export const a = 1\nexport const b = 20 // @octocat </details> ```\nexport const c = 3\n"}

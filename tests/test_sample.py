@@ -14,7 +14,7 @@ from reviewer import review
 from reviewer.cli import main
 from gitrepo import git, sample_repo
 from reviewer.demo import load_sample
-from reviewer.report import renderer
+from reviewer.report.formats import renderer
 
 ROOT = Path(__file__).resolve().parent.parent
 EXPECTED = json.loads((ROOT / "samples" / "session-recovery" / "expected.json").read_text())

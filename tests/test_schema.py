@@ -25,7 +25,8 @@ from gitrepo import sample_repo
 from reviewer import review
 from reviewer.state.delta import with_delta
 from reviewer.report.model import PullRequest
-from reviewer.report import json_format, renderer
+from reviewer.report import json_format
+from reviewer.report.formats import renderer
 from reviewer.schemas import REPORT_SCHEMA, report_schema
 
 ROOT = Path(__file__).resolve().parent.parent

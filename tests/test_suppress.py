@@ -14,7 +14,7 @@ from gitrepo import make_change
 from reviewer import review
 from reviewer.report.model import InvariantStatus, Location, Severity
 from reviewer.engine.api import CheckSpec, Family, Outcome
-from reviewer.report import renderer
+from reviewer.report.formats import renderer
 from reviewer.engine.suppress import parse_directive
 
 

@@ -17,7 +17,7 @@ from reviewer import RULESET_VERSION, __version__
 from reviewer.state.delta import with_delta
 from reviewer.errors import ReviewerError
 from reviewer.report.model import Report
-from reviewer.report import FORMATS, renderer
+from reviewer.report.formats import FORMATS, renderer
 from reviewer.report.json_format import to_dict
 from reviewer.state.store import Identity, Record, StateStore, now
 
