@@ -298,7 +298,7 @@ def phases_in_process(repo: str, base: str, patch: str) -> dict[str, float]:
     import reviewer.cli as cli
     import reviewer.review as review
     import reviewer.state.stored as stored
-    from reviewer.typescript import index as ts_index
+    from reviewer.typescript import walk as ts_index
     from reviewer.typescript import parse as ts_parse
     from reviewer.typescript import syntax as ts_syntax
 

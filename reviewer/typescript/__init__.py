@@ -3,30 +3,22 @@
 Rules import only from here; tree-sitter nodes never leave the package.
 """
 
-from reviewer.typescript.model import Call, Callback, Expr, Function, Invocation
-from reviewer.typescript.module import Import, Module
-from reviewer.typescript.program import Program
-from reviewer.typescript.roles import DEFAULT_ROLES, Role, RoleTable
-from reviewer.typescript.statements import (
-    Atom,
-    Exit,
-    Guard,
-    GuardPath,
-    block_exit,
-    evaluate,
-    exits,
-    guard_path,
-    guards,
-    jumps_past,
+from reviewer.typescript.conditions import Atom, evaluate
+from reviewer.typescript.endings import Exit, block_exit, exits, jumps_past, statement_of
+from reviewer.typescript.expressions import Call, Callback, Expr, Function, Invocation
+from reviewer.typescript.mentions import (
+    error_scope,
     mentions_name,
     mentions_string,
     names_in,
-    statement_of,
     strings_in,
     throws,
     words_on_lines,
-    error_scope,
 )
+from reviewer.typescript.module import Import, Module
+from reviewer.typescript.program import Program
+from reviewer.typescript.roles import DEFAULT_ROLES, Role, RoleTable
+from reviewer.typescript.statements import Guard, GuardPath, guard_path, guards
 
 __all__ = [
     "Atom",

@@ -1,8 +1,8 @@
-"""Callee names, fluent chains and pipe stages, computed on nodes."""
+"""Callee names, fluent chains, pipe stages and the function a binding stands for, computed on nodes."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Callable, Sequence
+from typing import TYPE_CHECKING, Callable, Container, Sequence
 
 import tree_sitter as ts
 
@@ -243,3 +243,45 @@ def select_arguments(args: Sequence[ts.Node], selector: str) -> list[ts.Node]:
         index = int(selector)
         return [args[index]] if index < len(args) else []
     return []
+
+
+def function_of_value(node: ts.Node | None, opaque: Container[str] = ()) -> ts.Node | None:
+    """The function a binding's value stands for, looking through Effect wrappers.
+
+    `() => ..`, `Effect.fn("x")(function* ..)`, `Effect.gen(function* ..)`,
+    `Effect.gen(..).pipe(..)`, `Layer.effect(Tag, Effect.gen(..))`: the first
+    function argument wins; for `.pipe(..)` only the piped subject counts, so
+    the callbacks of stages (`Effect.catchAll(() => ..)`) are never taken for it.
+    Calls named in `opaque` (handler/finalizer/fork combinators, as written)
+    are not looked into: `const r = Effect.acquireRelease(a, (h) => ..)` binds
+    an effect, not the release callback.
+    """
+    node = sx.strip(node)
+    depth = 0
+    while node is not None and depth < 8:
+        depth += 1
+        if sx.is_function(node):
+            return node
+        if node.type in ("await_expression", "yield_expression"):
+            inner = sx.named(node)
+            node = sx.strip(inner[0]) if inner else None
+            continue
+        if node.type != "call_expression":
+            return None
+        callee = sx.strip(sx.field(node, "function"))
+        if sx.dotted_path(callee) in opaque:
+            return None
+        if callee is not None and callee.type == "member_expression" and sx.text(sx.field(callee, "property")) == "pipe":
+            node = sx.strip(sx.field(callee, "object"))
+            continue
+        args = sx.field(node, "arguments")
+        arg_nodes = [sx.strip(a) for a in sx.named(args)] if args is not None and args.type == "arguments" else []
+        for arg in arg_nodes:
+            if sx.is_function(arg):
+                return arg
+        if callee is not None and callee.type == "call_expression":
+            node = callee  # curried: Effect.fn("name")(function* ..)
+            continue
+        nested = next((a for a in arg_nodes if a is not None and a.type == "call_expression"), None)
+        node = nested
+    return None

@@ -10,20 +10,28 @@ from __future__ import annotations
 from dataclasses import dataclass, field as dc_field
 from functools import cached_property
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Callable, Container, Mapping
+from typing import TYPE_CHECKING, Callable, Mapping
 
 import tree_sitter as ts
 
 from reviewer.typescript import syntax as sx
+from reviewer.typescript import walk
+from reviewer.typescript.calls import function_of_value
 
 if TYPE_CHECKING:
     from reviewer.typescript.index import ModuleIndex
-    from reviewer.typescript.model import Call, Expr, Function
+    from reviewer.typescript.expressions import Call, Expr, Function
     from reviewer.typescript.program import Program
 
 
 @dataclass(frozen=True)
 class Import:
+    """One name a module-scope `import` binds (`import()` and `require()` are not read).
+
+    `imported` is "*" for `import * as N`, "default", or the exported name; `module` the resolved
+    repository path (see Program.resolve), None for packages and missing files.
+    """
+
     local: str
     specifier: str
     module: str | None  # resolved repository path; None for packages or missing files
@@ -41,6 +49,13 @@ class Export:
 
 @dataclass(frozen=True)
 class Module:
+    """One parsed TypeScript file: its imports, exports and top-level declarations.
+
+    `namespace` is the name the file exports itself under (`export * as N from "./self"`), else None;
+    `has_errors` whether tree-sitter had to recover from a syntax error. Calls and functions are
+    indexed on first use.
+    """
+
     path: str
     text: str
     namespace: str | None
@@ -58,9 +73,16 @@ class Module:
 
     @cached_property
     def _index(self) -> "ModuleIndex":
-        from reviewer.typescript.index import build_index  # cycle: index needs Module
+        return walk.build_index(self)
 
-        return build_index(self)
+    @property
+    def index(self) -> "ModuleIndex":
+        """The module's call/function index, built by one walk the first time it is asked for.
+
+        Package-internal lookups behind the model's values (call at a node, parents,
+        enclosing function, chains, local bindings); rules use `calls()`/`functions()`.
+        """
+        return self._index
 
     @cached_property
     def normal_forms(self) -> sx.NormalForms:
@@ -89,12 +111,21 @@ class Module:
         return None
 
     def calls(self) -> tuple["Call", ...]:
+        """Every call expression of the file, in document order (pre-order: outer before inner).
+
+        `new X()` is not a call; a tagged template (tag`..`) is.
+        """
         return self._index.calls
 
     def functions(self) -> tuple["Function", ...]:
+        """Every function of the file (declarations, expressions, arrows, generators, methods), in document order."""
         return self._index.functions
 
     def constant(self, name: str) -> "Expr | None":
+        """The value expression of top-level `name` (dotted for object/namespace/enum members), unless a function.
+
+        This file's declarations only: imports are not followed (see `Program.value`, `Program.definition`).
+        """
         node = self.declarations.get(name)
         if node is None or sx.is_function(node):
             return None
@@ -107,48 +138,6 @@ class Module:
             return None
         target = function_of_value(node, self.program.roles.combinators)
         return self._index.function_at(target) if target is not None else None
-
-
-def function_of_value(node: ts.Node | None, opaque: Container[str] = ()) -> ts.Node | None:
-    """The function a binding's value stands for, looking through Effect wrappers.
-
-    `() => ..`, `Effect.fn("x")(function* ..)`, `Effect.gen(function* ..)`,
-    `Effect.gen(..).pipe(..)`, `Layer.effect(Tag, Effect.gen(..))`: the first
-    function argument wins; for `.pipe(..)` only the piped subject counts, so
-    the callbacks of stages (`Effect.catchAll(() => ..)`) are never taken for it.
-    Calls named in `opaque` (handler/finalizer/fork combinators, as written)
-    are not looked into: `const r = Effect.acquireRelease(a, (h) => ..)` binds
-    an effect, not the release callback.
-    """
-    node = sx.strip(node)
-    depth = 0
-    while node is not None and depth < 8:
-        depth += 1
-        if sx.is_function(node):
-            return node
-        if node.type in ("await_expression", "yield_expression"):
-            inner = sx.named(node)
-            node = sx.strip(inner[0]) if inner else None
-            continue
-        if node.type != "call_expression":
-            return None
-        callee = sx.strip(sx.field(node, "function"))
-        if sx.dotted_path(callee) in opaque:
-            return None
-        if callee is not None and callee.type == "member_expression" and sx.text(sx.field(callee, "property")) == "pipe":
-            node = sx.strip(sx.field(callee, "object"))
-            continue
-        args = sx.field(node, "arguments")
-        arg_nodes = [sx.strip(a) for a in sx.named(args)] if args is not None and args.type == "arguments" else []
-        for arg in arg_nodes:
-            if sx.is_function(arg):
-                return arg
-        if callee is not None and callee.type == "call_expression":
-            node = callee  # curried: Effect.fn("name")(function* ..)
-            continue
-        nested = next((a for a in arg_nodes if a is not None and a.type == "call_expression"), None)
-        node = nested
-    return None
 
 
 # Nesting of `namespace` blocks read for declarations (see _Header._namespace).

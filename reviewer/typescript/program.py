@@ -11,8 +11,9 @@ from typing import TYPE_CHECKING, Callable, Iterable, Iterator, Mapping
 
 import tree_sitter as ts
 
+from reviewer.change.changeset import TYPESCRIPT_SUFFIXES
 from reviewer.typescript import syntax as sx
-from reviewer.typescript.model import Call, Callback, Expr, Function, Invocation
+from reviewer.typescript.expressions import Call, Callback, Expr, Function, Invocation
 from reviewer.typescript.module import Module, read_module
 from reviewer.typescript.parse import Parsers, dialect, error_regions, node_lines
 from reviewer.typescript.roles import DEFAULT_ROLES, RoleTable
@@ -21,7 +22,6 @@ from reviewer.typescript.values import Folder, Value
 if TYPE_CHECKING:
     from reviewer.typescript.index import ModuleIndex
 
-_TS_SUFFIXES = (".ts", ".tsx", ".mts", ".cts")
 _JS_TO_TS = {".js": (".ts", ".tsx"), ".jsx": (".tsx", ".ts"), ".mjs": (".mts",), ".cjs": (".cts",)}
 _IDENTIFIER = re.compile(r"^[A-Za-z_$][A-Za-z0-9_$]*$")
 _MAX_PATHS = 256  # reaches() stops enumerating after this many paths
@@ -84,6 +84,9 @@ class Program:
         return self._texts[path]
 
     def module(self, path: str) -> Module | None:
+        """The parsed Module at `path` (cached), or None when `path` is not `.ts`/`.mts`/`.cts`/`.tsx`
+        or `source(path)` has no text. Parse errors do not make it None (see `parse_errors`).
+        """
         if path in self._modules:
             return self._modules[path]
         grammar = dialect(path)
@@ -98,6 +101,11 @@ class Program:
         return module
 
     def resolve(self, from_path: str, specifier: str) -> str | None:
+        """The repository path an import `specifier` written in `from_path` names, or None.
+
+        Relative specifiers only (`./a`, `./a.js` -> `a.ts`, `./dir` -> `dir/index.ts`); package names,
+        tsconfig `paths`/`baseUrl` aliases and paths above the repository root give None.
+        """
         if not specifier.startswith("."):
             return None  # bare specifiers are packages, outside the repository's source
         base = posixpath.normpath(posixpath.join(posixpath.dirname(from_path), specifier))
@@ -114,13 +122,17 @@ class Program:
         return next((c for c in candidates if c and self._present(c)), None)
 
     def _present(self, path: str) -> bool:
-        return self._text(path) is not None if path.endswith(_TS_SUFFIXES) else self._exists(path)
+        return self._text(path) is not None if path.endswith(TYPESCRIPT_SUFFIXES) else self._exists(path)
 
     def parse_errors(self, path: str) -> tuple[tuple[int, int], ...]:
+        """Line ranges (1-based, inclusive) of the outermost ERROR nodes and MISSING tokens of `path`;
+        () when the file is clean or is not parsed.
+        """
         self.module(path)
         return self._errors.get(path, ())
 
     def changed(self, path: str, line: int, end_line: int) -> bool:
+        """Whether the patch added any line in `line`..`end_line` of `path` (removed lines do not count)."""
         # Asked for every function and call: a bisect into the sorted changed
         # lines, not a scan of the range or of the set.
         lines = self._sorted_changed.get(path)
@@ -223,7 +235,7 @@ class Program:
     def _lookup_scoped(self, module: Module, dotted: str, at: ts.Node) -> tuple[Module, ts.Node] | None:
         """Like _lookup_binding, seen from `at`: a local `const` wins, and a
         parameter of an enclosing function hides module-level names."""
-        index = module._index
+        index = module.index
         scope = index.enclosing_function(at)
         head = dotted.split(".", 1)[0]
         if scope is not None:
@@ -245,10 +257,19 @@ class Program:
 
     # -- functions ------------------------------------------------------------------
     def function(self, path: str, name: str) -> Function | None:
+        """The function bound to top-level `name` in `path` (dotted for object/namespace members).
+
+        Only that file's own declarations; classes and their methods are not declarations; aliases are not followed.
+        """
         module = self.module(path)
         return module.declared_function(name) if module is not None else None
 
     def definition(self, from_path: str, local_name: str) -> Function | None:
+        """The function `local_name` (dotted allowed) names as seen from `from_path`'s top level.
+
+        Follows relative imports, re-exports and aliases (`export const clear = release`); locals and package
+        imports are not seen (see `function_of` for an expression inside a function).
+        """
         return self._definition(from_path, local_name, 0)
 
     def _definition(self, from_path: str, local_name: str, depth: int) -> Function | None:
@@ -286,7 +307,7 @@ class Program:
         a parameter or local variable shadows module and imported names; inside
         `namespace N { }` a bare name may be the namespace's member `N.name`."""
         head, _, rest = dotted.partition(".")
-        index = module._index
+        index = module.index
         if not rest:
             local = index.local_function(scope, dotted)
             if local is not None:
@@ -300,13 +321,22 @@ class Program:
 
     # -- queries --------------------------------------------------------------------
     def calls(self, names: str | Iterable[str], paths: str | Iterable[str]) -> list[Call]:
+        """Calls in `paths` whose `callee` is one of `names` exactly, by path then document order.
+
+        Callees are named through imports only: a local alias (`const E = Effect; E.fork(x)`) keeps its own
+        name, and a parameter that shadows an import is still named as the import.
+        """
         wanted = {names} if isinstance(names, str) else set(names)
         return [call for module in self._modules_of(paths) for call in module.calls() if call.callee in wanted]
 
     def callbacks(self, prop: str, paths: str | Iterable[str]) -> list[Callback]:
+        """Object-literal members named `prop` in `paths` (`prop: v`, `prop() {}`, `{ prop }`).
+
+        Class fields and assignments (`x.prop = ..`) are not callbacks; `function` is resolved by `function_of`.
+        """
         out: list[Callback] = []
         for module in self._modules_of(paths):
-            index = module._index
+            index = module.index
             for member in index.properties:
                 if member.key != prop:
                     continue
@@ -326,9 +356,14 @@ class Program:
         return out
 
     def invocations(self, prop: str, paths: str | Iterable[str]) -> list[Invocation]:
+        """Reads of `x.prop` / `x["prop"]` in `paths` (not assignments to it), with the call around each.
+
+        Destructuring (`const { prop } = x`) is not a read; `call` is the innermost call holding the read, not
+        necessarily a call of `prop` itself.
+        """
         out: list[Invocation] = []
         for module in self._modules_of(paths):
-            index = module._index
+            index = module.index
             for node in index.member_reads(prop):
                 parent = index.parent(node)
                 if parent is not None and parent.type in ("assignment_expression", "augmented_assignment_expression"):
@@ -349,6 +384,11 @@ class Program:
         return out
 
     def value(self, path: str, identifier: str) -> Value | None:
+        """The folded constant of the top-level binding `identifier` (dotted allowed) in `path`, through imports.
+
+        Literals, arithmetic, string concatenation, a few `Math` functions and Duration conversions; None otherwise
+        and for bindings local to a function (see `fold`).
+        """
         module = self.module(path)
         found = self._lookup_binding(module, identifier) if module is not None else None
         if found is None:
@@ -361,12 +401,23 @@ class Program:
         return self._folder.value(expr._module, expr._node)
 
     def duration_ms(self, expr: Expr) -> float | None:
+        """The milliseconds an Effect DurationInput expression stands for, or None when it does not fold.
+
+        Numbers (ms), bigints (ns), `"5 seconds"`, `Duration.seconds(5)` and friends, `Duration.infinity`,
+        `Schedule.spaced/fixed/windowed(d)`; constants are followed like `fold`.
+        """
         return self._folder.duration_ms(expr._module, expr._node)
 
     # -- reachability -----------------------------------------------------------------
     def reaches(
         self, start: Function | Expr, target: str | Iterable[str], max_depth: int = 4
     ) -> list[tuple[Call, ...]]:
+        """Call paths from `start` to a call whose `callee` is in `target`, each ending at that call.
+
+        Enters callee definitions (`definition`, locals first), functions passed by name as arguments, and commit
+        hooks named in the changed files for an opaque `hooks.commit()`; at most `max_depth` hops and 256 paths.
+        Methods of class instances and functions reached through other locals are not followed.
+        """
         targets = {target} if isinstance(target, str) else set(target)
         # The changed files (plus the start's): built once, not per call.
         changed = self._changed_paths
@@ -375,7 +426,7 @@ class Program:
         if isinstance(start, Function):
             self._reach(start.all_calls, targets, (), frozenset({_key(start)}), max_depth, scope, found)
             return found
-        index = start._module._index
+        index = start._module.index
         first, stop = index.call_span(start._node)
         if stop - first > _DIRECT_REACH:  # counted, not copied: handlers nest
             self._reach_remembered(start, targets, max_depth, scope, found)
@@ -394,7 +445,7 @@ class Program:
         as the plain walk finds it. Rules ask this of every handler and
         handlers nest, so calls already known to reach nothing are jumped over.
         """
-        index = start._module._index
+        index = start._module.index
         key = (frozenset(targets), budget, scope)
         memo = index.reach_memos.get(key)
         if memo is None:

@@ -13,6 +13,8 @@ from typing import Mapping
 
 
 class Role(str, Enum):
+    """The region code runs in: a failure handler, a finalizer, a commit hook, a forked fiber, or none."""
+
     ORDINARY = "ordinary"
     FAILURE_HANDLER = "failure-handler"
     FINALIZER = "finalizer"
@@ -75,6 +77,7 @@ class RoleTable:
         )
 
 
+# The Effect idioms the model knows: the table a Program uses unless it is given another.
 DEFAULT_ROLES = RoleTable(
     failure_handlers={
         "Effect.catchAll": LAST,

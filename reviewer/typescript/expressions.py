@@ -54,7 +54,10 @@ _STATEMENT_LISTS = frozenset({"statement_block", "program", "switch_case", "swit
 
 
 class Expr:
-    """An expression (or any syntax node) of one file."""
+    """An expression (or any syntax node) of one file.
+
+    `kind` is the tree-sitter node type, `line`/`end_line` 1-based and inclusive.
+    """
 
     def __init__(self, module: "Module", node: ts.Node) -> None:
         self._module = module
@@ -78,18 +81,22 @@ class Expr:
 
     @property
     def text(self) -> str:
+        """The source as written."""
         return _small_cached(self, "_text", lambda: sx.text(self._node))
 
     @property
     def normalized(self) -> str:
+        """The source with comments dropped and whitespace collapsed (reformatting does not change it)."""
         return _small_cached(self, "_normalized", lambda: sx.normalized(self._node, self._module.normal_forms))
 
     @property
     def string_value(self) -> str | None:
+        """The value of a string literal or a template without substitutions (through parentheses and casts)."""
         return sx.string_value(self._node)
 
     @property
     def number_value(self) -> int | float | None:
+        """The value of a numeric literal or a negated one; no folding (see `Program.fold`)."""
         node = sx.strip(self._node)
         if node is None:
             return None
@@ -104,6 +111,7 @@ class Expr:
 
     @property
     def identifier(self) -> str | None:
+        """The name of a bare identifier (through parentheses and casts), else None."""
         node = sx.strip(self._node)
         if node is not None and node.type in ("identifier", "shorthand_property_identifier"):
             return sx.text(node)
@@ -121,21 +129,24 @@ class Expr:
 
     @property
     def call(self) -> "Call | None":
+        """The Call this expression is (through parentheses and casts), else None."""
         node = sx.strip(self._node)
         if node is None or node.type != "call_expression":
             return None
-        return self._module._index.call_at(node)
+        return self._module.index.call_at(node)
 
     @property
     def function(self) -> "Function | None":
         """The function this expression is (or wraps, e.g. `Effect.fn(..)(function* ..)`)."""
-        from reviewer.typescript.module import function_of_value
-
-        target = function_of_value(self._node, self._module.program.roles.combinators)
-        return self._module._index.function_at(target) if target is not None else None
+        target = cx.function_of_value(self._node, self._module.program.roles.combinators)
+        return self._module.index.function_at(target) if target is not None else None
 
     @cached_property
     def props(self) -> tuple[tuple[str, "Expr"], ...]:
+        """(key, value) of each member of an object literal, in order: pairs, methods, shorthands.
+
+        Spreads and computed keys that are not strings are left out; () when not an object literal.
+        """
         node = sx.strip(self._node)
         if node is None or node.type != "object":
             return ()
@@ -155,6 +166,7 @@ class Expr:
         return tuple(out)
 
     def prop(self, name: str) -> "Expr | None":
+        """The value of the first member `name` of an object literal (see `props`), else None."""
         return next((value for key, value in self.props if key == name), None)
 
     @property
@@ -167,16 +179,18 @@ class Expr:
 
     @property
     def changed(self) -> bool:
+        """Whether the patch added a line inside this expression."""
         return self._module.program.changed(self.path, self.line, self.end_line)
 
     @property
     def enclosing_function(self) -> "Function | None":
-        return self._module._index.enclosing_function(self._node)
+        """The innermost function strictly around this expression; None at module level."""
+        return self._module.index.enclosing_function(self._node)
 
     @property
     def calls(self) -> tuple["Call", ...]:
         """Every call inside this expression (itself included), in document order."""
-        return self._module._index.calls_within(self._node)
+        return self._module.index.calls_within(self._node)
 
     def any_call(self, key: "Hashable", test: "Callable[[Call], bool]") -> bool:
         """`any(test(c) for c in self.calls)`, where `key` names `test` for the whole module.
@@ -186,11 +200,18 @@ class Expr:
         handlers costs the module's size, not its size times the nesting.
         `test` must depend on the call alone.
         """
-        return self._module._index.any_call(self._node, key, test)
+        return self._module.index.any_call(self._node, key, test)
 
 
 @dataclass(frozen=True, eq=False)
 class Function:
+    """A function of one file: declaration, expression, arrow, generator or method (class methods too).
+
+    `name` is how it is bound (declarator, property key, assigned member's last segment, or its own
+    name), None when anonymous; `role` is the innermost region it is written in; `parent` the function
+    around it; `changed` whether the patch added a line inside it.
+    """
+
     path: str
     name: str | None
     line: int
@@ -207,22 +228,25 @@ class Function:
 
     @cached_property
     def calls(self) -> tuple["Call", ...]:
-        return self._module._index.calls_of(self)
+        """The calls directly in this function, in document order; not those of nested functions (see `all_calls`)."""
+        return self._module.index.calls_of(self)
 
     @property
     def all_calls(self) -> tuple["Call", ...]:
         """Every call in this function, nested functions included (a slice of the module's calls, not kept:
         asked for each of thousands of nested functions, kept copies would add up to their nesting squared)."""
-        return self._module._index.calls_within(self._node)
+        return self._module.index.calls_within(self._node)
 
     @property
     def body_text_normalized(self) -> str:
+        """The body's source, comments dropped and whitespace collapsed (the whole function when bodiless)."""
         body = sx.field(self._node, "body")
         node = body if body is not None else self._node
         return _small_cached(self, "_body_normalized", lambda: sx.normalized(node, self._module.normal_forms))
 
     @property
     def expr(self) -> Expr:
+        """This function as an Expr."""
         return Expr(self._module, self._node)
 
     @property
@@ -240,11 +264,19 @@ class Function:
 
     def local_function(self, name: str) -> "Function | None":
         """A function bound to `name` in this body or an enclosing one."""
-        return self._module._index.local_function(self, name)
+        return self._module.index.local_function(self, name)
 
 
 @dataclass(frozen=True, eq=False)
 class Call:
+    """One call expression (`new X()` is not one).
+
+    `callee` is the import-resolved dotted name (`E.fork` -> `Effect.fork`; fluent links keep `()`:
+    `db.select().from`), or the normalized source when the callee has no name; `method` its last
+    segment; `roles` the regions it runs in, innermost first; `case_label` the string label of the
+    `case` it sits in; `index` its position among the calls of its enclosing function.
+    """
+
     path: str
     line: int
     end_line: int
@@ -262,6 +294,7 @@ class Call:
 
     @property
     def role(self) -> Role:
+        """The innermost role the call runs in (`roles[0]`), ORDINARY outside every region."""
         return self.roles[0] if self.roles else Role.ORDINARY
 
     @cached_property
@@ -272,47 +305,54 @@ class Call:
 
     @property
     def text(self) -> str:
+        """The call's source as written."""
         return _small_cached(self, "_text", lambda: sx.text(self._node))
 
     @property
     def normalized(self) -> str:
+        """The call's source, comments dropped and whitespace collapsed."""
         return _small_cached(self, "_normalized", lambda: sx.normalized(self._node, self._module.normal_forms))
 
     @property
     def changed(self) -> bool:
+        """Whether the patch added a line inside this call."""
         return self._module.program.changed(self.path, self.line, self.end_line)
 
     @property
     def expr(self) -> Expr:
+        """This call as an Expr."""
         return Expr(self._module, self._node)
 
     @cached_property
     def args(self) -> tuple[Expr, ...]:
+        """The argument expressions, in order; () for a tagged template."""
         return tuple(Expr(self._module, arg) for arg in cx.arguments(self._node))
 
     @property
     def receiver(self) -> Expr | None:
+        """The object of a method call (`recv` in `recv.m(..)`), None for a plain function call."""
         node = cx.receiver(self._node)
         return Expr(self._module, node) if node is not None else None
 
     @property
     def chain(self) -> tuple["Call", ...]:
         """The fluent chain this call belongs to, innermost first (one tuple shared by its members)."""
-        return self._module._index.chain_of(self)[0]
+        return self._module.index.chain_of(self)[0]
 
     @property
     def chain_position(self) -> int:
         """This call's index in `chain`."""
-        return self._module._index.chain_of(self)[1]
+        return self._module.index.chain_of(self)[1]
 
     @property
     def chain_from_here(self) -> tuple["Call", ...]:
         """`chain[chain_position:]`: this call and the links applied to its value, found walking outward only
         (asked of every link of a long chain, the links below each one are not walked again)."""
-        return self._module._index.chain_from(self)
+        return self._module.index.chain_from(self)
 
     @cached_property
     def pipe_stages(self) -> tuple[Expr, ...]:
+        """The stages of `x.pipe(a, b)` or `pipe(x, a, b)` (`pipe` or `Function.pipe`); () for any other call."""
         _, stages = cx.pipe_parts(self._module, self._node, self.callee)
         return tuple(Expr(self._module, stage) for stage in stages)
 
@@ -320,7 +360,7 @@ class Call:
     def piped_into(self) -> tuple[Expr, ...]:
         """Stages of every pipe applied to this call's value (directly or later in its chain)."""
         stages: list[Expr] = []
-        index = self._module._index
+        index = self._module.index
         chain, position = index.chain_of(self)
         for later in chain[position + 1 :]:
             if later.method == "pipe":
@@ -338,7 +378,7 @@ class Call:
     @property
     def host(self) -> "Call | None":
         """The call this call's value is an argument of (`H(this, ..)`, `H(yield* this)`)."""
-        index = self._module._index
+        index = self._module.index
         node = self._node
         parent = index.parent(node)
         while parent is not None and parent.type in _VALUE_WRAPPERS:
@@ -355,7 +395,7 @@ class Call:
         `return ...` or an arrow's expression body; ("other", None) otherwise
         (an argument, a property value, a condition: someone else owns it).
         """
-        index = self._module._index
+        index = self._module.index
         parent_of = index.parent
         node = self._node
         while True:
@@ -394,10 +434,14 @@ class Call:
 
     @cached_property
     def statement_index(self) -> tuple[int, ...]:
+        """The call's position among statements, outermost first: its index in each statement list around it.
+
+        Statement lists are blocks, the program, `case` bodies and class bodies, up to the enclosing function.
+        """
         stop = self.enclosing._node if self.enclosing is not None else None
         path: list[int] = []
         node = self._node
-        for parent in self._module._index.ancestors(node):
+        for parent in self._module.index.ancestors(node):
             if stop is not None and parent == stop:
                 break
             if parent.type in _STATEMENT_LISTS:
@@ -427,7 +471,7 @@ class Call:
             return False
         if self._node.end_byte > other._node.start_byte:
             return False
-        return not _exclusive(self._module._index, self._node, other._node)
+        return not _exclusive(self._module.index, self._node, other._node)
 
 
 def _exclusive(index: "ModuleIndex", a: ts.Node, b: ts.Node) -> bool:
@@ -480,6 +524,9 @@ def _branches_differ(parent: ts.Node, a: ts.Node, b: ts.Node) -> bool:
 
 @dataclass(frozen=True, eq=False)
 class Callback:
+    """An object-literal member named `prop` (see Program.callbacks): its `value`, the `function` it
+    denotes (inline, local or imported; None when unknown) and the object literal `owner`."""
+
     prop: str
     path: str
     line: int
@@ -491,6 +538,9 @@ class Callback:
 
 @dataclass(frozen=True, eq=False)
 class Invocation:
+    """A read of `x.prop` (see Program.invocations): the member expression `expr`, the function around
+    it, and the innermost call whose callee or arguments hold it, within that function (else None)."""
+
     prop: str
     path: str
     line: int
@@ -498,3 +548,7 @@ class Invocation:
     expr: Expr
     enclosing: Function | None
     call: Call | None
+
+
+def _parts(expr: Expr | Call) -> tuple["Module", ts.Node]:
+    return expr._module, expr._node
