@@ -1,0 +1,207 @@
+"""bounded-scan's declarations: its options and the documentation of each check.
+
+What `reviewer rules`, `--explain`, configuration and docs/rules read; the
+scan-path test every other module asks goes with the option it reads.
+"""
+
+from __future__ import annotations
+
+from reviewer.engine.globs import matches
+from reviewer.report.model import Severity
+from reviewer.engine.api import CheckSpec, Kind, Option, Options, parse_error_check
+
+
+FAMILY_ID = "bounded-scan"
+
+OPTIONS: tuple[Option, ...] = (
+    Option(
+        'tables',
+        ["SessionExecutionTable", "SessionInputTable"],
+        Kind.NAMES,
+        'Tables whose rows belong to many entities and are read by recovery/wake scans.',
+    ),
+    Option(
+        'bound',
+        100,
+        Kind.INTEGER,
+        'Largest page a scan may read at once.',
+    ),
+    Option(
+        'attempts_columns',
+        ["wake_attempts", "resume_attempts"],
+        Kind.NAMES,
+        'Durable columns counting failed/no-op wakes; a fair scan orders by one of them first.',
+    ),
+    Option(
+        'cursor_columns',
+        [],
+        Kind.NAMES,
+        'Columns a keyset-paginated scan may order by first instead (a cursor).',
+    ),
+    Option(
+        'entity_keys',
+        ["session_id", "id"],
+        Kind.NAMES,
+        'Equality on one of these pins a query to a single entity: not a scan.',
+    ),
+    Option(
+        'settled_guards',
+        ["promoted_seq", "wake_pending", "recovery_error"],
+        Kind.NAMES,
+        "A CAS wake's `where` must mention one of these to exclude settled rows.",
+    ),
+    Option(
+        'wake_flags',
+        ["wake_pending"],
+        Kind.NAMES,
+        '`update(T).set({ <column>: false })` on one of these is a CAS wake.',
+    ),
+    Option(
+        'scan_paths',
+        ["packages/core/src/session/**"],
+        Kind.GLOBS,
+        'Files whose queries are recovery/wake code (globs, `**` crosses directories).',
+    ),
+    Option(
+        'select_methods',
+        ["select", "selectDistinct"],
+        Kind.NAMES,
+        'Method names that open a drizzle select chain.',
+    ),
+    Option(
+        'single_row_terminals',
+        ["get"],
+        Kind.NAMES,
+        'Chain terminals that read one row (never a scan).',
+    ),
+    Option(
+        'max_helper_depth',
+        4,
+        Kind.INTEGER,
+        'How far to follow helper calls when looking for the attempts increment.',
+    ),
+)
+
+_BAD_UNBOUNDED = """\
+const rows = yield* db
+  .select()
+  .from(SessionInputTable)
+  .where(eq(SessionInputTable.wake_pending, true))
+  .all()   // every pending input of every Session, in one read"""
+
+_GOOD_UNBOUNDED = """\
+const rows = yield* db
+  .select()
+  .from(SessionInputTable)
+  .where(eq(SessionInputTable.wake_pending, true))
+  .orderBy(asc(SessionInputTable.wake_attempts))
+  .limit(BATCH_SIZE)   // BATCH_SIZE = 100
+  .all()"""
+
+CHECKS: tuple[CheckSpec, ...] = (
+    CheckSpec(
+        id=f"{FAMILY_ID}/unbounded",
+        severity=Severity.MUST_FIX,
+        title="Recovery/wake scan without .limit",
+        summary="A select over a scanned table in a scan path reads every row: add .limit(N) with N <= bound.",
+        why=(
+            "Startup recovery and wake loops run on every boot and every tick. A scan without a limit reads "
+            "the whole backlog at once: after an outage it loads thousands of rows, holds the SQLite writer, "
+            "and wakes every Session together. Queries pinned to one entity (eq on session_id/id) or reading "
+            "one row (.get()) are not scans."
+        ),
+        bad=_BAD_UNBOUNDED,
+        good=_GOOD_UNBOUNDED,
+    ),
+    CheckSpec(
+        id=f"{FAMILY_ID}/bound-too-large",
+        severity=Severity.MUST_FIX,
+        title="Scan bound above the configured maximum",
+        summary="A scan's .limit(N) resolves (constants and arithmetic folded) to more than the bound.",
+        why="The bound caps how much one recovery pass can load and wake at once; a larger page defeats it.",
+        bad="const BATCH_SIZE = 500\n...\n  .orderBy(asc(SessionExecutionTable.wake_attempts))\n  .limit(BATCH_SIZE)",
+        good="const BATCH_SIZE = 100\n...\n  .orderBy(asc(SessionExecutionTable.wake_attempts))\n  .limit(BATCH_SIZE)",
+    ),
+    CheckSpec(
+        id=f"{FAMILY_ID}/unresolved-bound",
+        severity=Severity.CONSIDER,
+        title="Scan bound could not be resolved",
+        summary="A scan's .limit(...) argument is not a constant the reviewer can fold; check it by hand.",
+        why="The bound is only proven when the limit folds to a number; a runtime value may exceed it.",
+        bad="export const scan = (db: Db, size: number) =>\n  db.select().from(SessionExecutionTable).orderBy(asc(SessionExecutionTable.wake_attempts)).limit(size).all()",
+        good="const BATCH_SIZE = 100\n...\n  .limit(BATCH_SIZE)",
+    ),
+    CheckSpec(
+        id=f"{FAMILY_ID}/starvation-order",
+        severity=Severity.MUST_FIX,
+        title="Bounded scan not ordered by attempts",
+        summary="A bounded scan must order first by the attempts column (ascending) or a cursor, else failed rows starve later ones.",
+        why=(
+            "A bounded scan only sees its first page. If failed or no-op rows stay on that page (ordered by "
+            "creation time, or not ordered at all), every pass retries them and Sessions beyond the first "
+            "page are never woken. Ordering by the durable attempts column ascending moves rows that failed "
+            "behind fresh work; a cursor walks past them."
+        ),
+        bad="  .orderBy(asc(SessionExecutionTable.time_created))\n  .limit(BATCH_SIZE)",
+        good="  .orderBy(asc(SessionExecutionTable.wake_attempts), asc(SessionExecutionTable.time_created))\n  .limit(BATCH_SIZE)",
+    ),
+    CheckSpec(
+        id=f"{FAMILY_ID}/unresolved-order",
+        severity=Severity.CONSIDER,
+        title="Scan order could not be read",
+        summary="The first .orderBy key of a bounded scan is not a column reference; check fairness by hand.",
+        why="Fairness is only proven when the first sort key is the attempts column or a cursor.",
+        bad="  .orderBy(sql`random()`)\n  .limit(BATCH_SIZE)",
+        good="  .orderBy(asc(SessionInputTable.wake_attempts))\n  .limit(BATCH_SIZE)",
+    ),
+    CheckSpec(
+        id=f"{FAMILY_ID}/attempts-not-incremented",
+        severity=Severity.SHOULD_FIX,
+        title="Scan ordered by attempts never increments them",
+        summary="The function processing an attempts-ordered scan updates the rows but never bumps the attempts column.",
+        why=(
+            "Ordering by wake_attempts is only fair if a failed or no-op wake increments it; otherwise the "
+            "same first-page rows keep sorting first and starve the rest, across restarts."
+        ),
+        bad=(
+            "if (!(yield* execution.wake(row.sessionID)))\n"
+            "  yield* db.update(SessionInputTable).set({ wake_pending: true }).where(eq(SessionInputTable.id, row.id)).run()"
+        ),
+        good=(
+            "if (!(yield* execution.wake(row.sessionID)))\n"
+            "  yield* db.update(SessionInputTable)\n"
+            "    .set({ wake_pending: true, wake_attempts: sql`${SessionInputTable.wake_attempts} + 1` })\n"
+            "    .where(eq(SessionInputTable.id, row.id)).run()"
+        ),
+    ),
+    CheckSpec(
+        id=f"{FAMILY_ID}/cas-includes-settled",
+        severity=Severity.MUST_FIX,
+        title="Compare-and-swap wake can wake a settled row",
+        summary="An update that takes a wake (wake_pending: false) must exclude settled rows in its where.",
+        why=(
+            "The scan and the wake are separate statements: between them the input can be promoted (settled). "
+            "A CAS whose where only names the row id still succeeds on a settled row and wakes a Session "
+            "for input that was already consumed."
+        ),
+        bad="db.update(SessionInputTable).set({ wake_pending: false }).where(eq(SessionInputTable.id, id))",
+        good=(
+            "db.update(SessionInputTable).set({ wake_pending: false })\n"
+            "  .where(and(eq(SessionInputTable.id, id), eq(SessionInputTable.wake_pending, true), "
+            "isNull(SessionInputTable.promoted_seq)))"
+        ),
+    ),
+    parse_error_check(
+        FAMILY_ID,
+        title="Unparsed code near scans",
+        summary="The TypeScript parser left an ERROR region in untouched code of a scanned file; scans there were not checked.",
+        why="Rules run on the partial tree; code inside an ERROR region is invisible to them.",
+    ),
+)
+
+
+# ---------------------------------------------------------------- options
+
+
+def in_scan_paths(path: str, opts: Options) -> bool:
+    return matches(path, opts.scan_paths)

@@ -1,0 +1,121 @@
+"""lease-renewal: an execution claim stays owned until every finalizer of its run is done.
+
+DESIGN.md family 1. The claim row is the Session's uniqueness lock: while it
+exists nobody else can start the Session. So it may only be deleted where the
+run is over (a finalizer of the run in the execution module, or the cleanup the
+coordinator runs after the runner's finalizers), its loss must fail closed, the
+renewal loop that keeps it alive must be joined, and must renew well inside
+the lease.
+
+This package: the declarations (`spec`), the per-run state (`scan`), the
+coordinator's interrupt (`coordinator`), one module per check or group of
+checks (`interrupt`, `sites`, `lost`, `loops`), and here the run: which
+changed files use the claim idioms, their parse errors, and the summary.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Sequence
+
+from reviewer.engine import globs
+from reviewer.report.model import Finding, Severity
+from reviewer.engine.api import Family, Options, Outcome
+from reviewer.typescript import Module
+
+from reviewer.rules import _effect as fx
+from reviewer.rules.lease_renewal.interrupt import check_interrupt_commit
+from reviewer.rules.lease_renewal.loops import check_loops
+from reviewer.rules.lease_renewal.lost import check_lost, mentions_lost
+from reviewer.rules.lease_renewal.scan import Scan
+from reviewer.rules.lease_renewal.sites import check_release_sites
+from reviewer.rules.lease_renewal.spec import CHECKS, FAMILY_ID, OPTIONS
+
+if TYPE_CHECKING:
+    from reviewer.engine.context import ReviewContext
+
+
+# ------------------------------------------------------------------ run
+
+
+def _relevant(scan: Scan, module: Module) -> bool:
+    """Does this file use the claim idioms at all (else the family does not apply to it)?"""
+    opts = scan.opts
+    for call in module.calls():
+        if fx.matches(call.callee, opts.release + opts.renew):
+            return True
+        if fx.matches(call.callee, opts.catch_tag + opts.catch_tags) and mentions_lost(call.expr, opts):
+            return True
+    for hook in opts.interrupt_hooks:
+        if scan.program.callbacks(hook, module.path):
+            return True
+    return opts.lease_constant in module.imports or opts.lease_constant in module.declarations
+
+
+def _idiom_tokens(opts: Options) -> list[str]:
+    """Names whose presence in an unparsed region means it may hide a claim violation."""
+    names = opts.release + opts.renew + opts.acquire + opts.lost_tags + opts.interrupt_hooks
+    return sorted(set(names) | {opts.lease_constant})
+
+
+def run(ctx: "ReviewContext") -> Outcome:
+    opts = ctx.opts
+    changed = tuple(p for p in ctx.changeset.typescript_paths() if not globs.matches(p, opts.ignore_paths))
+    if not changed:
+        return Outcome("no changed TypeScript file")
+    program = ctx.program
+    scan = Scan(ctx, program, opts, (), [], [], set(), set(), files=ctx.changeset.by_path)
+    # Regions first, over every changed file: calls inside an ERROR region are
+    # invisible to the model, so a broken file could otherwise look irrelevant.
+    regions = fx.error_regions(program, ctx, changed, _idiom_tokens(opts))
+    first = fx.blocking_region(regions)
+    if first is not None:
+        unreadable = fx.unparsed_summary(first, "claim idioms", "claim releases and renewals")
+        return Outcome(unreadable, unreadable=unreadable)
+    relevant = tuple(p for p in changed if (m := program.module(p)) is not None and _relevant(scan, m))
+    if not relevant:
+        return Outcome(
+            "no changed file releases, renews or catches a session execution claim, or defines an interruption hook",
+        )
+    regions = [r for r in regions if r.path in relevant]
+    scan.changed = relevant
+    check_interrupt_commit(scan)
+    check_release_sites(scan)
+    check_lost(scan)
+    check_loops(scan)
+    scan.findings.extend(
+        fx.parse_error_findings(
+            ctx,
+            regions,
+            title="Unparsed region in a file with claim handling",
+            idioms="claim",
+            unchecked="claim releases or renewals",
+        )
+    )
+    findings = tuple(sorted(scan.findings, key=lambda f: f.sort_key()))
+    blocking = [f for f in findings if f.severity is not Severity.CONSIDER]
+    summary = _summary(scan, relevant, blocking)
+    return Outcome(summary, findings, examined=len(relevant))
+
+
+_VIOLATION_PHRASES = {
+    "release-in-interrupt-commit": "claim released in the interruption commit",
+    "release-outside-finalizer": "claim released outside the run's finalizers",
+    "lost-suppressed": "`Lost` swallowed",
+    "renewal-not-joined": "forked heartbeat never joined",
+    "renewal-period": "renewal period not inside the lease",
+}
+
+
+def _summary(scan: Scan, relevant: Sequence[str], blocking: Sequence[Finding]) -> str:
+    if blocking:
+        return fx.violation_summary(blocking, _VIOLATION_PHRASES)
+    return "; ".join(scan.facts) + f" ({len(relevant)} file(s))"
+
+
+FAMILY = Family(
+    id=FAMILY_ID,
+    summary="An execution claim stays owned until every finalizer of its run has completed.",
+    checks=CHECKS,
+    run=run,
+    options=OPTIONS,
+)

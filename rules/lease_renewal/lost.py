@@ -1,0 +1,229 @@
+"""The lost-suppressed check: a lost claim (SessionExecutionClaim.Lost) fails closed.
+
+Finds catches and ignores that can see a lost claim and judges whether their
+handler turns it into success, reading the guards a handler tests its error
+with.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from reviewer.report.model import Finding, Location
+from reviewer.engine.api import Options
+from reviewer.typescript import Atom, Call, Exit, Expr, Program, exits, mentions_string
+
+from reviewer.rules import _effect as fx
+from reviewer.rules.lease_renewal.coordinator import is_coordinator_interrupt
+from reviewer.rules.lease_renewal.loops import loops_in
+from reviewer.rules.lease_renewal.scan import Scan
+
+
+def mentions_lost(expr: Expr, opts: Options) -> bool:
+    """A lost tag as a string (`"Lost"`), an object key (`{ Lost: .. }`) or a class reference."""
+    shorts = {fx.last(tag) for tag in opts.lost_tags}
+    # Asked of every catch handler, and handlers nest: each question is a lookup, not a walk of the handler.
+    return any(mentions_string(expr, short) or fx.mentions(expr, short) for short in shorts)
+
+
+# ------------------------------------------------------------------ check 3: lost suppressed
+
+
+def check_lost(scan: Scan) -> None:
+    program, opts = scan.program, scan.opts
+    seen = fx.KeySet()  # `fx.key` triples of calls and stages already reported
+    counted = 0
+    # Handlers are found before sorting: the sort key normalises calls that share a
+    # line, and only catches that can see a lost claim need an order.
+    handlers: dict[int, tuple[Expr, str]] = {}
+    catches: list[Call] = []
+    for call in fx.iter_calls(program, scan.changed):
+        handler, why = _lost_handler(scan, call)
+        if handler is not None:
+            handlers[id(call)] = (handler, why)
+            catches.append(call)
+    for call in fx.in_key_order(catches):
+        handler, why = handlers[id(call)]
+        counted += 1
+        if not (call.changed or handler.changed) or call in seen:
+            continue
+        lost_succeeds = _lost_branch_succeeds(program, handler, opts)
+        if fx.handler_fails(program, handler, opts.fail) and not lost_succeeds:
+            continue
+        if not fx.yields_success(handler, opts.success) and not lost_succeeds:
+            continue
+        seen.add(call)
+        scan.findings.append(_lost_finding(scan, call, why, _subject(scan, call)))
+    # `renew(..).pipe(Effect.ignore)` / `Effect.ignore(renew(..))`
+    claim_calls = [c for c in fx.iter_calls(program, scan.changed) if scan.is_renew(c) or scan.is_release(c)]
+    for call in fx.in_key_order(claim_calls):
+        for stage in fx.stages_of(call):
+            if not fx.matches(stage.name, opts.ignore) or fx.matches(stage.name, opts.catch_all) and stage.call is not None:
+                continue
+            counted += 1
+            at = stage.call or call
+            if not (stage.expr.changed or call.changed):
+                continue
+            if stage.expr in seen:
+                continue
+            seen.add(stage.expr)
+            scan.findings.append(
+                _lost_finding(scan, at, f"`{fx.strip_call_marks(stage.name)}` discards every failure, a lost claim included,", call, stage.expr)
+            )
+    scan.facts.append(
+        f"{counted} catch/ignore site(s) that can see Lost, none turning it into success" if counted else "no catch/ignore of Lost"
+    )
+
+
+def _lost_handler(scan: Scan, call: Call) -> tuple[Expr | None, str]:
+    """The handler of a catch that can see a lost claim, and how it sees it."""
+    opts = scan.opts
+    if not scan.is_catch(call):
+        return None, ""  # decided before reading the arguments: most calls are not catches
+    args = call.args
+    if not args:
+        return None, ""
+    if fx.matches(call.callee, opts.catch_tag):
+        tags = [a.string_value for a in args[:-1] if a.string_value is not None]
+        if any(fx.matches(t, opts.lost_tags) or t in {fx.last(x) for x in opts.lost_tags} for t in tags):
+            return args[-1], f"`{fx.strip_call_marks(call.callee)}(\"{tags[0]}\", ..)` catches the lost claim"
+        return None, ""
+    if fx.matches(call.callee, opts.catch_tags):
+        shorts = {fx.last(x) for x in opts.lost_tags}
+        for arg in args:
+            for name, value in arg.props:
+                if name in shorts:
+                    return value, f"`{fx.strip_call_marks(call.callee)}({{ {name}: .. }})` catches the lost claim"
+        return None, ""
+    if fx.matches(call.callee, opts.catch_all):
+        handler = args[-1]
+        if mentions_lost(handler, opts):
+            return handler, f"`{fx.strip_call_marks(call.callee)}` singles out the lost claim"
+        if _subject(scan, call) is not None:
+            return handler, f"`{fx.strip_call_marks(call.callee)}` catches every failure, a lost claim included,"
+    return None, ""
+
+
+def _subject(scan: Scan, catch: Call) -> Call | None:
+    """The renew/release call this catch is applied to (as a pipe stage or data-first)."""
+    if catch.path not in scan.subjects:
+        table: dict[int, Call] = {}
+        for call in fx.iter_calls(scan.program, [catch.path]):
+            if scan.is_renew(call) or scan.is_release(call):
+                for stage in fx.stages_of(call):
+                    if stage.call is not None:
+                        table.setdefault(id(stage.call), call)
+        scan.subjects[catch.path] = table
+    return scan.subjects[catch.path].get(id(catch))
+
+
+def _lost_branch_succeeds(program: Program, handler: Expr, opts: Options) -> bool:
+    """The handler tests for Lost and produces success on a path only Lost takes.
+
+    `if (!(e instanceof Lost)) return Effect.die(e)` followed by a success,
+    `e instanceof Lost ? Effect.void : ..`, `if (e._tag === "Lost") return Effect.void`,
+    `if (Lost.is(e)) return` all qualify; the test may be written across lines.
+    """
+    function = program.function_of(handler)
+    if function is None:
+        return False
+    shorts = frozenset(fx.last(t) for t in opts.lost_tags)
+    lost, other = _lost_world(shorts, True), _lost_world(shorts, False)
+    for end in exits(function):
+        # Exits share the guards around them: `all_admit` judges each shared prefix once.
+        only_lost = end.guards.all_admit(lost) and not end.guards.all_admit(other)
+        if only_lost and _exit_succeeds(end, opts):
+            return True
+    return False
+
+
+def _lost_world(shorts: frozenset[str], is_lost: bool) -> Callable[[Atom], bool | None]:
+    """Decides the tests a handler makes of its error, in a world where it is (or is not) Lost."""
+
+    def decide(atom: Atom) -> bool | None:
+        if atom.operator == "instanceof" and atom.right is not None:
+            return is_lost if fx.last(fx.ref_name(atom.right) or "") in shorts else None
+        if atom.operator in ("===", "==", "!==", "!=") and atom.right is not None:
+            tag = _tag_comparison(atom)
+            if tag is None:
+                return None
+            equal = tag in shorts if is_lost else (False if tag in shorts else None)
+            return equal if equal is None or atom.operator in ("===", "==") else not equal
+        call = atom.left.call
+        if atom.operator == "" and call is not None and call.method == "is" and fx.last(fx.owner(call.callee)) in shorts:
+            return is_lost  # `Lost.is(e)`, `Claim.Lost.is(e)`
+        return None
+
+    return decide
+
+
+def _tag_comparison(atom: Atom) -> str | None:
+    """The tag in `e._tag === "Lost"` (either side), else None."""
+    for ref, literal in ((atom.left, atom.right), (atom.right, atom.left)):
+        if ref is None or literal is None:
+            continue
+        path = ref.member_path or ""
+        if (path == "_tag" or path.endswith("._tag")) and literal.string_value is not None:
+            return literal.string_value
+    return None
+
+
+def _exit_succeeds(end: Exit, opts: Options) -> bool:
+    """This way out of a handler produces success: a bare return, falling off the end, or a
+    success value (`Effect.void`, `Effect.succeed(..)`) that does not fail again."""
+    if end.kind == "throw":
+        return False
+    if end.value is None:
+        return True
+    if fx.refers_to_any(end.value, opts.fail):
+        return False
+    return fx.refers_to_any(end.value, opts.success)
+
+
+def _lost_finding(scan: Scan, call: Call, why: str, subject: Call | None, stage: Expr | None = None) -> Finding:
+    location = fx.loc(stage.path, stage.line, stage.end_line) if stage is not None else fx.call_loc(call)
+    target = f" on `{subject.callee}`" if subject is not None else ""
+    related: list[Location] = []
+    if subject is not None and (subject.path, subject.line) != (location.path, location.line):
+        related.append(fx.call_loc(subject, f"`{subject.callee}` fails with Lost when another owner took the claim"))
+    cleanup = _coordinator_cleanup_around(scan, call)
+    if cleanup is not None:
+        related.append(fx.call_loc(cleanup, f"the cleanup handed to `{cleanup.callee_text}`"))
+    for loop in loops_in(scan, call.path):
+        if loop.fork is not None and fx.outer_named(loop.fn) is fx.outer_named(call.enclosing):
+            related.append(fx.loc(loop.path, loop.line, loop.end_line, "the heartbeat whose Lost also goes unobserved"))
+    for release in sorted(scan.hook_releases):
+        related.append(fx.loc(release[0], release[1], release[1], "deletes the claim during the interruption commit, so Lost is the normal case here"))
+    handler = "its handler returns success without failing again"
+    return scan.ctx.finding(
+        "lost-suppressed",
+        title=f"Lost claim swallowed{(' on `' + fx.last(subject.callee) + '`') if subject else ''}",
+        message=(
+            f"{why}{target} at {location.path}:{location.line}; {handler}. A Lost claim means another owner may hold "
+            "the Session, so the run must fail closed (let the failure through, or `Effect.orDie`) instead of "
+            "reporting a clean stop without the lock."
+        ),
+        location=location,
+        related=fx.unique_sorted(related),
+        failure_sequence=[
+            "the claim is lost while this run still works: deleted by an interruption commit, or expired and taken over",
+            "another process starts the Session with a fresh claim",
+            f"this run's {'renewal/release' if subject is None else '`' + fx.last(subject.callee) + '`'} fails with Lost "
+            "and the handler turns it into success",
+            "the caller sees a clean stop and nothing fails closed while the new owner runs the Session",
+        ],
+        anchor=(stage.normalized if stage is not None else call.normalized),
+    )
+
+
+def _coordinator_cleanup_around(scan: Scan, call: Call) -> Call | None:
+    """The coordinator interrupt whose cleanup argument contains `call`, if any."""
+    if call.path not in scan.coordinators_by_path:
+        # Filtered once per file: a file with thousands of swallowing catches asks once per catch.
+        scan.coordinators_by_path[call.path] = [
+            other for other in fx.iter_calls(scan.program, [call.path]) if is_coordinator_interrupt(other, scan.opts)
+        ]
+    for other in scan.coordinators_by_path[call.path]:
+        if other.line <= call.line and call.end_line <= other.end_line:
+            return other
+    return None

@@ -1,0 +1,86 @@
+"""The state of one run, shared by the checks: what changed, what was found, per-run memos.
+
+Also the `Loop` record (a renewal loop as found in a file): the run memoizes
+loops per file, and the lost check reads them too.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from reviewer.change.changeset import ChangedFile
+from reviewer.report.model import Finding, Location
+from reviewer.engine.api import Options
+from reviewer.typescript import Call, Expr, Function, Program
+
+from reviewer.rules import _effect as fx
+
+if TYPE_CHECKING:
+    from reviewer.engine.context import ReviewContext
+
+
+# ------------------------------------------------------------------ shared state
+
+
+@dataclass
+class Scan:
+    """What one review of this family looks at and has concluded so far."""
+
+    ctx: "ReviewContext"
+    program: Program
+    opts: Options
+    changed: tuple[str, ...]  # changed TS files, minus ignored ones
+    findings: list[Finding]
+    facts: list[str]
+    reported_releases: set[tuple[str, int, str]]
+    hook_releases: set[tuple[str, int, str]]
+    # path -> id(stage call) -> the renew/release call it is applied to
+    subjects: dict[str, dict[int, Call]] = field(default_factory=dict)
+    # Per-run memos of evidence that depends only on the changed files, not on the
+    # finding asking for it (recomputing it per finding made large reviews quadratic).
+    coordinator: tuple[Location, ...] | None = None
+    lease_locations: tuple[Location, ...] | None = None
+    loops_by_path: dict[str, list["Loop"]] = field(default_factory=dict)
+    files: dict[str, ChangedFile] = field(default_factory=dict)  # the change set by path
+    changed_imports: frozenset[str] | None = None  # files the changed files import
+    # path -> method -> (position in the file, call) of its finalizer calls
+    finalizers_by_path: dict[str, dict[str, list[tuple[int, Call]]]] = field(default_factory=dict)
+    # path -> the coordinator interrupt calls of the file (every lost finding asks)
+    coordinators_by_path: dict[str, list[Call]] = field(default_factory=dict)
+
+    # Callee spellings repeat across thousands of calls: each is matched once per run.
+    release_names: fx.Matcher = field(init=False)
+    renew_names: fx.Matcher = field(init=False)
+    catch_names: fx.Matcher = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.release_names = fx.Matcher(self.opts.release)
+        self.renew_names = fx.Matcher(self.opts.renew)
+        self.catch_names = fx.Matcher(self.opts.catch_tag + self.opts.catch_tags + self.opts.catch_all)
+
+    def is_release(self, call: Call) -> bool:
+        return self.release_names(call.callee)
+
+    def is_renew(self, call: Call) -> bool:
+        return self.renew_names(call.callee)
+
+    def is_catch(self, call: Call) -> bool:
+        """A catch_tag, catch_tags or catch_all call (the only ones that can see a lost claim)."""
+        return self.catch_names(call.callee)
+
+
+# ------------------------------------------------------------------ renewal loops
+
+
+@dataclass(frozen=True)
+class Loop:
+    renew: Call
+    path: str
+    line: int
+    end_line: int
+    schedule: Expr | None
+    fork: str | None
+    fn: Function | None
+    joined_inline: bool
+    outer: Call  # the outermost call of the expression (the renewal or its last data-first wrapper)

@@ -1,0 +1,130 @@
+"""The release-outside-finalizer check: a changed release runs only in the run's final cleanup.
+
+Allowed: finalizers of the execution module (and what they reach), the
+coordinator's cleanup, claim-owning files, stale-claim cleanup, and the
+rollback of a claim this code just acquired.
+"""
+
+from __future__ import annotations
+
+from reviewer.engine import globs
+from reviewer.report.model import Finding, Location
+from reviewer.engine.api import Options
+from reviewer.typescript import Call, Expr, Program, Role
+
+from reviewer.rules import _effect as fx
+from reviewer.rules.lease_renewal.coordinator import coordinator_locations, is_coordinator_interrupt
+from reviewer.rules.lease_renewal.scan import Scan
+
+
+# ------------------------------------------------------------------ check 2: release outside finalizer
+
+
+def check_release_sites(scan: Scan) -> None:
+    program, opts = scan.program, scan.opts
+    candidates = [
+        c
+        for c in fx.iter_calls(program, scan.changed)
+        if scan.is_release(c) and c.changed and not _owns_api(program, c, opts)
+    ]
+    allowed = _allowed_releases(scan)
+    checked = 0
+    for call in fx.in_key_order(candidates):
+        checked += 1
+        if fx.key(call) in scan.reported_releases:
+            continue
+        if globs.matches(call.path, opts.allowed_release_paths):
+            continue
+        if fx.key(call) in allowed:
+            continue
+        if globs.matches(call.path, opts.allowed_release_sites) and (
+            Role.FINALIZER in call.roles or fx.matches(call.callee, opts.stale_claim_cleanup)
+        ):
+            continue
+        if _rolls_back(scan, call):
+            continue
+        scan.findings.append(_outside_finding(scan, call))
+    scan.facts.append(f"{checked} changed release(s), each in a run finalizer, the coordinator's cleanup or an allowed site")
+
+
+def _rolls_back(scan: Scan, release: Call) -> bool:
+    """A release after an acquire/takeover in the same function: the claim is this code's own and no run holds it."""
+    fn = fx.outer_named(release.enclosing) or release.enclosing
+    if fn is None:
+        return False
+    for call in fn.all_calls:
+        if fx.matches(call.callee, scan.opts.acquire) and (call.line, call.end_line) < (release.line, release.line):
+            return True
+    return False
+
+
+def _owns_api(program: Program, call: Call, opts: Options) -> bool:
+    """Calls inside the module that defines the release API itself (one release built on another)."""
+    module = program.module(call.path)
+    return module is not None and module.namespace is not None and module.namespace == fx.owner(call.callee)
+
+
+def _allowed_releases(scan: Scan) -> set[tuple[str, int, str]]:
+    """Releases reached from a finalizer of the execution module or from the coordinator's cleanup."""
+    program, opts = scan.program, scan.opts
+    roots: list[Expr | Call] = []
+    site_paths = set(fx.tree_paths(scan.ctx, opts.allowed_release_sites)) | {
+        p for p in scan.changed if globs.matches(p, opts.allowed_release_sites)
+    }
+    finalizer_calls = [c for c in fx.iter_calls(program, site_paths) if Role.FINALIZER in c.roles]
+    covered: set[int] = set()
+    # Outermost first: a call nested in another finalizer call is covered by the outer one's reach.
+    for call in sorted(finalizer_calls, key=lambda c: (c.path, c.line, -c.end_line)):  # stable: outer calls first
+        if id(call) in covered:
+            continue
+        roots.append(call)
+        covered.update(id(inner) for inner in call.expr.calls)
+    for call in fx.iter_calls(program, set(scan.changed) | site_paths):
+        if is_coordinator_interrupt(call, opts):
+            args = call.args
+            if len(args) > opts.coordinator_cleanup_arg:
+                roots.append(args[opts.coordinator_cleanup_arg])
+    allowed: set[tuple[str, int, str]] = set()
+    for root in roots:
+        if isinstance(root, Call):
+            if scan.is_release(root):
+                allowed.add(fx.key(root))
+                continue
+            start: Expr = root.expr
+        else:
+            start = root
+            for inner in start.calls:
+                if scan.is_release(inner):
+                    allowed.add(fx.key(inner))
+        for path in program.reaches(start, opts.release, max_depth=4):
+            allowed.add(fx.key(path[-1]))
+    return allowed
+
+
+def _outside_finding(scan: Scan, call: Call) -> Finding:
+    fn = fx.outer_named(call.enclosing)
+    where = f"in {fx.describe(fn)}" if fn is not None else "at module level"
+    role = call.role.value
+    related: list[Location] = []
+    if fn is not None:
+        related.append(fx.fn_loc(fn, f"`{fn.name}` is not a finalizer of the run"))
+    related.extend(coordinator_locations(scan))
+    return scan.ctx.finding(
+        "release-outside-finalizer",
+        title=f"`{call.callee}` runs outside the run's final cleanup",
+        message=(
+            f"`{call.callee}` at {call.path}:{call.line} runs {where} with role {role}: it is not a finalizer of "
+            "the run in the execution module, nor the cleanup handed to the coordinator's interrupt. Releasing the "
+            "claim there frees the Session's lock while the run or its finalizers may still be executing. Move the "
+            "release into the run's `Effect.onExit`/`Effect.ensuring` (or the coordinator's cleanup)."
+        ),
+        location=fx.call_loc(call),
+        related=fx.unique_sorted(related),
+        failure_sequence=[
+            f"`{call.callee}` deletes the claim row while the run is still in progress",
+            "another process (or the next wake) sees no claim and inserts its own for the Session",
+            "both runs append events and tool outcomes for the same Session",
+            "the first run's next renewal finds its claim Lost only after the damage is done",
+        ],
+        anchor=call.normalized,
+    )

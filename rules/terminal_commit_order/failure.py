@@ -1,0 +1,140 @@
+"""The success-after-failure check, and the publishes and helpers it reads.
+
+A success terminal (Step.Ended, or a named helper that publishes it) must not
+run in a failure branch or handler, nor after a failure terminal on its path.
+"""
+
+from __future__ import annotations
+
+from typing import Iterable, Mapping, Sequence
+
+from reviewer.report.model import Location
+from reviewer.typescript import Call, Function, Role, jumps_past
+
+from reviewer.rules import _effect as fx
+from reviewer.rules.terminal_commit_order.scan import Scan, in_scope
+
+
+# ------------------------------------------------------------------ publishes and helpers
+
+
+def _publishes(scan: Scan, events: Sequence[str]) -> list[Call]:
+    out = [c for c, event in _events(scan) if fx.matches(event, events)]
+    return fx.in_key_order(out)
+
+
+def _events(scan: Scan) -> list[tuple[Call, str]]:
+    """Every call in scope that publishes an event, with the event (read once per run,
+    not once per kind of terminal)."""
+    if scan.events is None:
+        scan.events = []
+        for call in fx.iter_calls(scan.program, scan.scope):
+            event = fx.event_of(call)
+            if event:
+                scan.events.append((call, event))
+    return scan.events
+
+
+def _helpers(publishes: Iterable[Call], other: Iterable[Call]) -> dict[str, Function]:
+    """Named functions that publish one kind of terminal (and never the other): `endAssistant`."""
+    other_fns = {id(fx.outer_named(c.enclosing, ("commit",))) for c in other}
+    out: dict[str, Function] = {}
+    for call in publishes:
+        fn = fx.outer_named(call.enclosing, ("commit",))
+        if fn is not None and fn.name and id(fn) not in other_fns:
+            out.setdefault(fn.name, fn)
+    return out
+
+
+def _sites(scan: Scan, publishes: Sequence[Call], helpers: Mapping[str, Function]) -> list[Call]:
+    """Direct publishes plus calls of the helpers that make them (outside the helpers themselves)."""
+    out = list(publishes)
+    for call in fx.iter_calls(scan.program, scan.changed):
+        if call.method in helpers and fx.outer_named(call.enclosing, ("commit",)) is not helpers[call.method]:
+            out.append(call)
+    return fx.unique_in_key_order(out)
+
+
+# ------------------------------------------------------------------ check 1: success after failure
+
+
+def check_success_after_failure(scan: Scan) -> None:
+    opts = scan.opts
+    successes = _publishes(scan, opts.success_events)
+    failures = _publishes(scan, opts.failure_events)
+    success_helpers = _helpers(successes, failures)
+    failure_helpers = _helpers(failures, successes)
+    success_sites = _sites(scan, successes, success_helpers)
+    failure_sites = _sites(scan, failures, failure_helpers)
+    # `Call.precedes` only holds between calls of one enclosing function: asking it of
+    # every failure for every success was quadratic in the size of the change.
+    failures_by_fn: dict[tuple[str, int], list[Call]] = {}
+    for failure in failure_sites:
+        failures_by_fn.setdefault(_fn_key(failure), []).append(failure)
+    checked = 0
+    for site in success_sites:
+        if not in_scope(scan, site):
+            continue
+        checked += 1
+        reason, related = _after_failure(scan, site, failures_by_fn.get(_fn_key(site), []))
+        if reason is None:
+            continue
+        what = _what(site, success_helpers)
+        scan.findings.append(
+            scan.ctx.finding(
+                "success-after-failure",
+                title=f"{what} published {reason.split(':', 1)[0]}",
+                message=(
+                    f"{what} at {site.path}:{site.line} ends the step successfully {reason.split(':', 1)[1].strip()}. "
+                    "A failed step must end with Step.Failed only; publish the failure terminal (or re-fail) here."
+                ),
+                location=fx.call_loc(site),
+                related=fx.unique_sorted(related + _helper_locations(site, success_helpers, "publishes Step.Ended")),
+                failure_sequence=[
+                    "the provider or a tool fails during the step",
+                    f"the failure path publishes {what}, a success terminal",
+                    "the step is recorded as finished and the Session continues on a failed answer",
+                    "the failure is missing (or contradicted) in the durable history that replays after a restart",
+                ],
+                anchor=f"{site.normalized}:{reason.split(':', 1)[0]}",
+            )
+        )
+    scan.facts.append(f"{checked} changed success terminal(s), none after a failure")
+
+
+def _fn_key(call: Call) -> tuple[str, int]:
+    """Calls that `precedes` may relate share this key (same file, same enclosing function)."""
+    return (call.path, id(call.enclosing))
+
+
+def _after_failure(scan: Scan, site: Call, failure_sites: Sequence[Call]) -> tuple[str | None, list[Location]]:
+    """Why `site` (a success terminal) runs after a failure; `failure_sites` holds at least
+    every failure terminal of the site's own function, in key order."""
+    opts = scan.opts
+    if site.case_label is not None and site.case_label in opts.failure_cases:
+        return f'in a failure branch: in the `case "{site.case_label}":` branch', []
+    if Role.FAILURE_HANDLER in site.roles:
+        handler = fx.outer_named(site.enclosing)
+        return "inside a failure handler: inside a failure handler (catch/orElse callback)", (
+            [fx.fn_loc(site.enclosing, "the failure handler")] if site.enclosing is not None and handler is None else []
+        )
+    for failure in failure_sites:
+        if failure.precedes(site) and not jumps_past(failure, site):
+            return (
+                f"after Step.Failed: after `{failure.callee_text}` at line {failure.line} already failed it",
+                [fx.call_loc(failure, "the failure terminal published first on the same path")],
+            )
+    return None, []
+
+
+def _what(site: Call, helpers: Mapping[str, Function]) -> str:
+    if site.method in helpers and fx.event_of(site) is None:
+        return f"`{site.callee_text}` (Step.Ended)"
+    return f"`{fx.event_of(site) or site.callee_text}`"
+
+
+def _helper_locations(site: Call, helpers: Mapping[str, Function], note: str) -> list[Location]:
+    fn = helpers.get(site.method)
+    if fn is None or fx.event_of(site) is not None:
+        return []
+    return [fx.fn_loc(fn, f"`{fn.name}` {note}")]

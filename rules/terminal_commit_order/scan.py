@@ -1,0 +1,56 @@
+"""The state of one run, shared by the checks: what changed, what is in scope, per-run memos.
+
+`in_scope` is the one change-scope test every check asks: the patch touched
+the call or the named function around it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Callable
+
+from reviewer.change.changeset import ChangedFile
+from reviewer.report.model import Finding, Location
+from reviewer.engine.api import Options
+from reviewer.typescript import Atom, Call, Program
+
+from reviewer.rules import _effect as fx
+
+if TYPE_CHECKING:
+    from reviewer.engine.context import ReviewContext
+
+
+@dataclass
+class Scan:
+    ctx: "ReviewContext"
+    program: Program
+    opts: Options
+    changed: tuple[str, ...]
+    scope: tuple[str, ...]  # changed files and the files they import
+    findings: list[Finding]
+    facts: list[str]
+    # settle step short name -> every callee spelling seen for it (`publisher.failUnsettledTools`, ...)
+    settle_callees: dict[str, set[str]]
+    # names written in an outermost function, by its identity (read once, asked per site)
+    names: dict[int, frozenset[str]] = field(default_factory=dict)
+    # Per-run indexes and memos: asked per site, each was a scan over every file or call.
+    files: dict[str, ChangedFile] = field(default_factory=dict)  # the change set by path
+    callers: dict[int, list[Call]] = field(default_factory=dict)  # id(helper) -> its callers
+    by_method: dict[str, list[Call]] | None = None  # calls in scope by method, in scope order
+    recovery_sites: tuple[Location, ...] | None = None
+    events: list[tuple[Call, str]] | None = None  # publishing calls in scope, in scope order
+    # The safe-phase world (one per run, so guard paths judge each shared guard once)
+    # and each function's reconcile calls (filtered once, asked per release).
+    phase_world: Callable[[Atom], bool | None] | None = None
+    reconcilers: dict[int, list[Call]] = field(default_factory=dict)
+
+
+def in_scope(scan: Scan, call: Call) -> bool:
+    """The patch touched this call or the named function around it."""
+    if call.path not in scan.changed:
+        return False
+    if call.changed:
+        return True
+    fn = fx.outer_named(call.enclosing)
+    touched = scan.files.get(call.path)
+    return fn is not None and touched is not None and touched.touches(fn.line, fn.end_line)
