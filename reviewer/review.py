@@ -94,7 +94,9 @@ class Prepared:
 
 
 @dataclass(frozen=True)
-class Outcome:
+class Reviewed:
+    """A finished review: the report, and what it was built from (for stored records and deltas)."""
+
     report: Report
     changeset: ChangeSet | None
     gate: GateResult
@@ -236,12 +238,12 @@ def _not_checked(families: tuple[Family, ...], why: str) -> tuple[InvariantResul
     return tuple(InvariantResult(f.id, InvariantStatus.ERROR, f"not checked: {why}") for f in families)
 
 
-def run(req: Request, families: tuple[Family, ...] | None = None, gate_only: bool = False) -> Outcome:
+def run(req: Request, families: tuple[Family, ...] | None = None, gate_only: bool = False) -> Reviewed:
     with prepared(req, families) as p:
         return execute(req, p, gate_only)
 
 
-def execute(req: Request, p: Prepared, gate_only: bool = False) -> Outcome:
+def execute(req: Request, p: Prepared, gate_only: bool = False) -> Reviewed:
     """The review of prepared inputs; call inside `prepared(...)` so its budget holds."""
     repo, inputs, config, families = p.repo, p.inputs, p.config, p.families
     headers = section_headers(inputs.patch)
@@ -276,7 +278,7 @@ def execute(req: Request, p: Prepared, gate_only: bool = False) -> Outcome:
         finally:
             reader.close()
     report = assemble(inputs.base, inputs.patch, gate, changeset, invariants, findings, Scope(req.scope), req.pull_request)
-    return Outcome(report, changeset, gate)
+    return Reviewed(report, changeset, gate)
 
 
 def _open_cache(directory: str | None) -> "OutcomeCache | None":
@@ -312,10 +314,11 @@ def empty_report(req: Request, families: tuple[Family, ...] | None = None) -> Re
 
 
 def _filter_invariants(
-    invariants: tuple[InvariantResult, ...], keep: set[str], suppressed: list[SuppressedFinding]
+    invariants: tuple[InvariantResult, ...], keep: set[str], earlier: set[str], suppressed: list[SuppressedFinding]
 ) -> tuple[InvariantResult, ...]:
-    """Drop out-of-scope and suppressed findings; an invariant left without
-    blocking findings is verified, and says how many were silenced."""
+    """Each invariant with its findings split into in scope (`keep`) and
+    pre-existing (`earlier`), its status derived again, and a count of what
+    was silenced; suppressed and out-of-scope notes are dropped."""
     silenced: dict[str, int] = {}
     for s in suppressed:
         silenced[s.finding.family] = silenced.get(s.finding.family, 0) + 1
@@ -323,12 +326,13 @@ def _filter_invariants(
     for inv in invariants:
         # One defect reached from two places has one id: listed once.
         findings = tuple({f.id: f for f in inv.findings if f.id in keep}.values())
+        pre_existing = tuple({f.id: f for f in inv.findings if f.id in earlier}.values())
         status, summary = inv.status, inv.summary
         if status is not InvariantStatus.ERROR:
-            status = derive_status(findings, inv.examined)
+            status = derive_status(findings, inv.examined, pre_existing=pre_existing)
         if silenced.get(inv.id):
             summary = f"{summary} ({silenced[inv.id]} suppressed)"
-        out.append(InvariantResult(inv.id, status, summary, findings, inv.examined))
+        out.append(InvariantResult(inv.id, status, summary, findings, pre_existing=pre_existing, examined=inv.examined))
     return tuple(out)
 
 
@@ -344,13 +348,22 @@ def assemble(
 ) -> Report:
     raw = [*extra_findings, *(f for inv in invariants for f in inv.findings)]
     scoped = [f for f in raw if f.family == "integrity" or in_scope(f, changeset, scope)]
-    kept, silenced = apply_suppressions(scoped, changeset)
+    # Blocking findings outside the scope are violations the patch did not
+    # cause: shown as pre-existing (never dropped in silence), never blocking.
+    outside = [f for f in raw if f.family != "integrity" and f.severity is not Severity.CONSIDER
+               and not in_scope(f, changeset, scope)]
+    kept_all, silenced = apply_suppressions([*scoped, *outside], changeset)
+    out_of_scope = {id(f) for f in outside}
+    kept = [f for f in kept_all if id(f) not in out_of_scope]
+    earlier = [f for f in kept_all if id(f) in out_of_scope]
     suppressed = sorted(
         (SuppressedFinding(s.finding, s.directive.path, s.directive.line, s.directive.reason, s.directive.added_by_patch)
          for s in silenced),
         key=lambda s: s.finding.sort_key(),
     )
-    invariants = _filter_invariants(invariants, {f.id for f in kept}, suppressed)
+    kept_ids = {f.id for f in kept}
+    earlier_unique = {f.id: f for f in earlier if f.id not in kept_ids}
+    invariants = _filter_invariants(invariants, kept_ids, set(earlier_unique), suppressed)
     # The same defect can be reached from two places; report it once.
     unique = {f.id: f for f in kept}
     findings = sorted(unique.values(), key=lambda f: f.sort_key())
@@ -374,6 +387,7 @@ def assemble(
     )
     excerpts = {f.id: _excerpt(changeset, f.location) for f in findings}
     excerpts.update({s.finding.id: _excerpt(changeset, s.finding.location) for s in suppressed})
+    excerpts.update({f.id: _excerpt(changeset, f.location) for f in earlier_unique.values()})
     return Report(
         tool_name="reviewer",
         tool_version=__version__,
@@ -386,6 +400,7 @@ def assemble(
         findings=tuple(findings),
         verdict=decide_verdict(gate.checks, invariants, findings),
         suppressed=tuple(suppressed),
+        pre_existing=tuple(sorted(earlier_unique.values(), key=lambda f: f.sort_key())),
         scope=scope.value,
         pull_request=pull_request,
         excerpts=excerpts,

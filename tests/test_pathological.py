@@ -64,7 +64,7 @@ CASES = [
 MAX_RATIO = 3.0
 
 
-def _work(tmp: Path, shape: str, n: int, monkeypatch: pytest.MonkeyPatch) -> tuple[int, int, int, review.Outcome]:
+def _work(tmp: Path, shape: str, n: int, monkeypatch: pytest.MonkeyPatch) -> tuple[int, int, int, review.Reviewed]:
     """(Python calls of the review, peak and retained traced bytes its rule families added, outcome) at `n` links.
 
     Memory is measured over the families alone (they parse and model the

@@ -196,17 +196,22 @@ class Outcome:
     unreadable: str = ""
 
 
-def derive_status(findings: tuple[Finding, ...], examined: int, unreadable: str = "") -> InvariantStatus:
+def derive_status(
+    findings: tuple[Finding, ...], examined: int, unreadable: str = "", pre_existing: tuple[Finding, ...] = ()
+) -> InvariantStatus:
     """The one rule for an invariant's status, applied by the engine and after scoping.
 
     `error` when the family could not read what it must; `violated` when a
-    blocking finding remains; `verified` only when it examined something and
-    nothing blocking remains; otherwise `n/a`.
+    blocking finding remains in scope; `pre-existing` when blocking findings
+    remain only outside the change; `verified` only when it examined
+    something and nothing blocking remains anywhere it looked; otherwise `n/a`.
     """
     if unreadable:
         return InvariantStatus.ERROR
     if any(f.severity is not Severity.CONSIDER for f in findings):
         return InvariantStatus.VIOLATED
+    if pre_existing:
+        return InvariantStatus.PRE_EXISTING
     return InvariantStatus.VERIFIED if examined > 0 else InvariantStatus.NOT_APPLICABLE
 
 

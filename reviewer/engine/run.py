@@ -46,7 +46,7 @@ def _finish(family: Family, outcome: Outcome, config: Config) -> InvariantResult
     blocked = any(f.severity is not Severity.CONSIDER for f in outcome.findings)
     examined = max(outcome.examined, int(blocked))
     status = derive_status(findings, examined, outcome.unreadable)
-    return InvariantResult(family.id, status, outcome.summary, findings, examined)
+    return InvariantResult(family.id, status, outcome.summary, findings, examined=examined)
 
 
 def run_families(

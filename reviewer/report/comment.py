@@ -122,6 +122,8 @@ def _shown(section: _Section | None, kept: dict[str, tuple[str, ...]]) -> list[s
 def render(report: Report) -> str:
     icon = "✅" if report.verdict.value == "MERGE" else "⛔"
     counts = " · ".join(f"{report.count(s)} {s.value}" for s in Severity)
+    if report.pre_existing:
+        counts += f" · {len(report.pre_existing)} pre-existing (outside the change, not counted)"
     head = [MARKER, f"### {icon} reviewer: {report.verdict.value}", ""]
     tail = [f"{counts} · base {code(report.base[:12])} · patch {code(report.patch.sha256[:12])} · {report.patch.files} files", ""]
     delta, checks, must, silenced = _delta(report), _failed_checks(report), _must_fix(report), _added_suppressions(report)

@@ -41,6 +41,9 @@ def render(report: Report) -> str:
             where = (f" at {d.path}" + (f":{d.line}" if d.line is not None else "")) if d.path else ""
             lines.append(f"::notice title={escape_property('resolved: ' + d.rule)}::{escape_data(d.title + where)}")
     counts = ", ".join(f"{report.count(s)} {s.value}" for s in Severity)
+    if report.pre_existing:
+        # Not annotated: they sit on lines the patch did not touch.
+        counts += f"; {len(report.pre_existing)} pre-existing outside the change, not counted"
     verdict = f"reviewer {report.tool_version}: {report.verdict.value} ({counts})"
     lines.append(("::error::" if report.verdict.value == "DO-NOT-MERGE" else "::notice::") + escape_data(verdict))
     return "\n".join(lines) + "\n"

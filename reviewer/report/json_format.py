@@ -58,10 +58,12 @@ def to_dict(report: Report) -> dict[str, Any]:
         "checks": [{"id": c.id, "status": c.status.value, "detail": c.detail} for c in report.checks],
         "files": [{"path": f.path, "old_path": f.old_path, "status": f.status} for f in report.files],
         "invariants": [
-            {"id": i.id, "status": i.status.value, "findings": [f.id for f in i.findings], "summary": i.summary}
+            {"id": i.id, "status": i.status.value, "findings": [f.id for f in i.findings],
+             "pre_existing": [f.id for f in i.pre_existing], "summary": i.summary}
             for i in report.invariants
         ],
         "findings": [_finding(f) for f in report.findings],
+        "pre_existing": [_finding(f) for f in report.pre_existing],
         "suppressed": [
             {"finding": f"{s.finding.id}", "rule": s.finding.rule, "path": s.path, "line": s.line,
              "reason": s.reason, "added_by_patch": s.added_by_patch}

@@ -38,6 +38,7 @@ _CHECK_ICON = {CheckStatus.PASS: "✅", CheckStatus.FAIL: "❌", CheckStatus.SKI
 _INVARIANT_ICON = {
     InvariantStatus.VERIFIED: "✅ verified",
     InvariantStatus.VIOLATED: "❌ violated",
+    InvariantStatus.PRE_EXISTING: "⚠️ pre-existing",
     InvariantStatus.NOT_APPLICABLE: "➖ n/a",
     InvariantStatus.ERROR: "⛔ error",
 }

@@ -36,6 +36,8 @@ class CheckStatus(str, enum.Enum):
 class InvariantStatus(str, enum.Enum):
     VERIFIED = "verified"
     VIOLATED = "violated"
+    # A violation seen only outside the change (out of --scope): shown, never blocking.
+    PRE_EXISTING = "pre-existing"
     NOT_APPLICABLE = "not-applicable"
     ERROR = "error"
 
@@ -109,6 +111,8 @@ class InvariantResult:
     status: InvariantStatus
     summary: str
     findings: tuple[Finding, ...] = ()
+    # Blocking findings outside the change (out of --scope): listed, never blocking.
+    pre_existing: tuple[Finding, ...] = ()
     # How many relevant constructs the family examined (reviewer/engine/api.py
     # `Outcome`); kept so scoping can re-derive the status. Not in the report.
     examined: int = 0
@@ -190,6 +194,9 @@ class Report:
     findings: tuple[Finding, ...]
     verdict: Verdict
     suppressed: tuple[SuppressedFinding, ...] = ()
+    # Must-fix and should-fix findings outside --scope: violations the patch did
+    # not cause, listed under their own heading and never counted by the verdict.
+    pre_existing: tuple[Finding, ...] = ()
     scope: str = "changed"
     pull_request: PullRequest | None = None
     delta: Delta | None = None

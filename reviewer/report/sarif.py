@@ -110,8 +110,9 @@ def to_dict(report: Report) -> dict[str, Any]:
     docs = _rule_docs()
     located = [f for f in report.findings if f.location is not None]
     silenced = [s for s in report.suppressed if s.finding.location is not None]
-    used = sorted({f.rule for f in located} | {s.finding.rule for s in silenced})
-    everything = {f.rule: f for f in [*located, *(s.finding for s in silenced)]}
+    earlier = [f for f in report.pre_existing if f.location is not None]
+    used = sorted({f.rule for f in located} | {s.finding.rule for s in silenced} | {f.rule for f in earlier})
+    everything = {f.rule: f for f in [*located, *(s.finding for s in silenced), *earlier]}
     rules = [docs.get(rid) or _generic_rule(everything[rid]) for rid in sorted(set(docs) | set(used))]
     index = {r["id"]: i for i, r in enumerate(rules)}
     results = [_result(f, index[f.rule]) for f in located]
@@ -119,6 +120,13 @@ def to_dict(report: Report) -> dict[str, Any]:
         fresh = {d.id for d in report.delta.new}
         for result in results:
             result["baselineState"] = "new" if result["properties"]["findingId"] in fresh else "unchanged"
+    # Outside the change: shown as notes the patch did not introduce, never as its alerts.
+    for f in earlier:
+        result = _result(f, index[f.rule])
+        result["level"] = "note"
+        result["baselineState"] = "unchanged"
+        result["properties"]["preExisting"] = True
+        results.append(result)
     for s in silenced:
         justification = s.reason + (" (suppression added by this patch)" if s.added_by_patch else "")
         results.append(_result(s.finding, index[s.finding.rule], {"kind": "inSource", "justification": justification}))
