@@ -157,3 +157,49 @@ def test_a_line_of_spaces_is_parsed_in_linear_time(tmp_path) -> None:
     report = _review(tmp_path, {"notes.md": "x\n"}, {"notes.md": f"x\n{line}\nFLAG\n"})
     got = {(f.rule, f.location.line) for f in report.findings}
     assert {("probe/flag", 3), ("suppression/missing-reason", 2)} <= got and report.suppressed == ()
+
+
+# ---------------------------------------------------------------- pre-existing
+
+
+def test_a_violation_outside_the_change_is_pre_existing_not_verified(tmp_path) -> None:
+    """Out of scope is shown, never silence: the invariant is pre-existing, the
+    finding is listed under its own heading, and the verdict does not count it."""
+    import json
+
+    base = {"a.ts": "const FLAG = 1\nconst x = 1\n"}
+    report = _review(tmp_path, base, {"a.ts": "const FLAG = 1\nconst x = 2\n"})
+    (inv,) = report.invariants
+    assert inv.status is InvariantStatus.PRE_EXISTING and inv.findings == ()
+    assert [(f.rule, f.location.line) for f in report.pre_existing] == [("probe/flag", 1)]
+    assert report.findings == () and report.verdict.value == "MERGE"
+    md = renderer("markdown")(report)
+    assert "⚠️ pre-existing" in md and "## Pre-existing (outside the change)" in md and "`a.ts:1`" in md
+    data = json.loads(renderer("json")(report))
+    assert data["invariants"][0]["status"] == "pre-existing"
+    assert data["invariants"][0]["pre_existing"] == [f["id"] for f in data["pre_existing"]] != []
+    sarif = json.loads(renderer("sarif")(report))
+    (result,) = sarif["runs"][0]["results"]
+    assert result["level"] == "note" and result["baselineState"] == "unchanged"
+    assert "1 pre-existing" in renderer("comment")(report) and "1 pre-existing" in renderer("github")(report)
+
+
+def test_scope_all_counts_what_changed_scope_calls_pre_existing(tmp_path) -> None:
+    base = {"a.ts": "const FLAG = 1\nconst x = 1\n"}
+    report = _review(tmp_path, base, {"a.ts": "const FLAG = 1\nconst x = 2\n"}, scope="all")
+    assert report.invariants[0].status is InvariantStatus.VIOLATED and report.pre_existing == ()
+    assert report.verdict.value == "DO-NOT-MERGE"
+
+
+def test_a_violation_in_the_change_keeps_the_invariant_violated_beside_pre_existing_ones(tmp_path) -> None:
+    base = {"a.ts": "const FLAG = 1\nconst x = 1\n"}
+    report = _review(tmp_path, base, {"a.ts": "const FLAG = 1\nconst x = FLAG\n"})
+    (inv,) = report.invariants
+    assert inv.status is InvariantStatus.VIOLATED
+    assert [f.location.line for f in inv.findings] == [2] and [f.location.line for f in inv.pre_existing] == [1]
+    assert report.verdict.value == "DO-NOT-MERGE"
+
+
+def test_nothing_outside_the_change_means_verified(tmp_path) -> None:
+    report = _review(tmp_path, {"a.ts": "const x = 1\n"}, {"a.ts": "const x = 2\n"})
+    assert report.invariants[0].status is InvariantStatus.VERIFIED and report.pre_existing == ()
