@@ -26,6 +26,7 @@ from reviewer.typescript import error_scope, words_on_lines
 from reviewer.rules.bounded_scan.attempts import check_attempts
 from reviewer.rules.bounded_scan.cas import check_cas
 from reviewer.rules.bounded_scan.chains import loc, queries
+from reviewer.rules.bounded_scan.roles import role_scans
 from reviewer.rules.bounded_scan.select import check_select
 from reviewer.rules.bounded_scan.spec import CHECKS, FAMILY_ID, OPTIONS, in_scan_paths
 
@@ -107,10 +108,12 @@ def run(ctx: "ReviewContext") -> Outcome:
     tally = _Tally([])
     findings: list[Finding] = []
     notes: list[Finding] = []
+    modules: list["Module"] = []
     for cf in files:
         module = program.module(cf.path)
         if module is None:
             continue
+        modules.append(module)
         found = queries(module, opts)
         changed_here = [loc(q, "a changed query of this file") for q in found if cf.touches(q.line, q.end_line)]
         error = _parse_error(ctx, cf, module, opts, notes, changed_here)
@@ -140,10 +143,16 @@ def run(ctx: "ReviewContext") -> Outcome:
                 tally.attempts_bumped += status == "bumped"
                 if attempts is not None:
                     findings.append(attempts)
-    if not tally.changed and not findings:
-        summary = "no changed scan or wake CAS over " + "/".join(sorted(opts.tables))
+    # Judged whole, changed or not: scope decides what is the patch's and what is pre-existing.
+    by_role, entries, role_reads = role_scans(ctx, modules, opts)
+    findings += by_role
+    roles = f"; {_plural(entries, 'recovery entry point')} reaching {_plural(role_reads, 'read')} of other tables" if role_reads else ""
+    if not tally.changed and not findings and not entries:
+        summary = ("no changed scan or wake CAS over " + "/".join(sorted(opts.tables))
+                   + ", and no recovery entry point (`recovery_entries`) in a changed scan-path file")
         return Outcome(summary, tuple(notes))
-    return Outcome(_summary(tally, opts), tuple(findings + notes), examined=tally.changed or len(findings))
+    examined = tally.changed + role_reads + entries
+    return Outcome(_summary(tally, opts) + roles, tuple(findings + notes), examined=examined or len(findings))
 
 
 def _keep(findings: list[Finding], tally: _Tally, finding: Finding | None, touched: bool) -> None:

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 from reviewer.report.model import Finding
 from reviewer.engine.api import Options
 from reviewer.rules.bounded_scan.attempts import sets
-from reviewer.rules.bounded_scan.chains import Query, fn_label, loc, outermost, table_label
+from reviewer.rules.bounded_scan.chains import Query, loc, owner_label, table_label
 from reviewer.rules.bounded_scan.where import columns_in, is_raw_sql
 
 if TYPE_CHECKING:
@@ -45,7 +45,7 @@ def check_cas(
             raw = f" Raw SQL is read only through its interpolations: write the guard as `${{{query.table_ref}.column}}`."
     else:
         what = "it has no `where`, so it checks none of"
-    owner = fn_label(outermost(query.enclosing))
+    owner = owner_label(query)
     return True, ctx.finding(
         "cas-includes-settled",
         title=f"Wake CAS on {query.table} in {owner} does not exclude settled rows",

@@ -30,8 +30,11 @@ def callee_name(call: "Call") -> str:
     return _bare(call.callee or call.callee_text or "")
 
 
-def resolve_table(module: "Module | None", dotted: str | None, opts: Options) -> str | None:
-    """The configured table a reference denotes: `T`, `Alias`, `Ns.T` (import-resolved)."""
+def resolve_table(module: "Module | None", dotted: str | None, opts: Options, any_table: bool = False) -> str | None:
+    """The configured table a reference denotes: `T`, `Alias`, `Ns.T` (import-resolved).
+
+    With `any_table`, the name of whatever table the reference denotes (scans by role).
+    """
     if not dotted:
         return None
     head, *rest = dotted.split(".")
@@ -45,7 +48,7 @@ def resolve_table(module: "Module | None", dotted: str | None, opts: Options) ->
             name = imported.imported if not rest else None
     else:
         name = head if not rest else None
-    return name if name in opts.tables else None
+    return name if name is not None and (any_table or name in opts.tables) else None
 
 
 def resolve_column(module: "Module | None", expr: "Expr", opts: Options) -> tuple[str, str] | None:
@@ -91,7 +94,7 @@ _BUILDER_KINDS = frozenset(
 )
 
 
-def query_of(module: "Module | None", call: "Call", opts: Options) -> Query | None:
+def query_of(module: "Module | None", call: "Call", opts: Options, any_table: bool = False) -> Query | None:
     receiver = call.receiver
     # A query builder is a value (`db`, `tx`, `this.db`, `deps.db`); `new Picker().select()`
     # or `items.select()` on a call result are other APIs that share the method name.
@@ -112,7 +115,7 @@ def query_of(module: "Module | None", call: "Call", opts: Options) -> Query | No
     else:
         return None
     ref = target.member_path
-    table = resolve_table(module, ref, opts)
+    table = resolve_table(module, ref, opts, any_table)
     if table is None or ref is None:
         return None
     line = min(c.line for c in steps)
@@ -120,12 +123,13 @@ def query_of(module: "Module | None", call: "Call", opts: Options) -> Query | No
     return Query(module.path, kind, table, ref, steps, line, end, call.enclosing)
 
 
-def queries(module: "Module | None", opts: Options) -> list[Query]:
+def queries(module: "Module | None", opts: Options, any_table: bool = False) -> list[Query]:
+    """The chains of `module` over the configured tables (over any table with `any_table`), in line order."""
     found: list[Query] = []
     for call in module.calls():
         if call.method not in opts.select_methods and call.method != "update":
             continue
-        query = query_of(module, call, opts)
+        query = query_of(module, call, opts, any_table)
         if query is not None:
             found.append(query)
     return sorted(found, key=lambda q: (q.line, q.end_line, q.kind))
@@ -146,6 +150,15 @@ def loc(query: Query, note: str = "") -> Location:
 
 def fn_label(fn: "Function | None") -> str:
     return f"`{fn.name}`" if fn is not None and fn.name else "this function"
+
+
+def owner_label(query: Query) -> str:
+    """The function a reader knows the query by: the nearest named one around it
+    (a method of a service object, not the `layer` factory that builds it)."""
+    fn = query.enclosing
+    while fn is not None and not fn.name:
+        fn = fn.parent
+    return fn_label(fn if fn is not None else outermost(query.enclosing))
 
 
 def table_label(query: Query) -> str:

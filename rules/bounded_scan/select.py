@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 from reviewer.report.model import Finding, Location
 from reviewer.engine.api import Options
-from reviewer.rules.bounded_scan.chains import Query, callee_name, fn_label, loc, outermost, resolve_column, table_label
+from reviewer.rules.bounded_scan.chains import Query, callee_name, loc, owner_label, resolve_column, table_label
 from reviewer.rules.bounded_scan.where import pins_entity
 
 if TYPE_CHECKING:
@@ -94,7 +94,7 @@ def check_select(ctx: "ReviewContext", module: "Module | None", query: Query, op
     if where is not None and where.args and pins_entity(program, module, where.args[0], query.table, opts):
         return ScanResult("pinned")
     table = table_label(query)
-    owner = fn_label(outermost(query.enclosing))
+    owner = owner_label(query)
     limit = query.step("limit")
     if limit is None or not limit.args:
         finding = ctx.finding(
@@ -164,7 +164,7 @@ def check_select(ctx: "ReviewContext", module: "Module | None", query: Query, op
 
 def _order_finding(ctx: "ReviewContext", query: Query, key: OrderKey | None, bound_text: str, opts: Options) -> Finding:
     table = table_label(query)
-    owner = fn_label(outermost(query.enclosing))
+    owner = owner_label(query)
     attempts = " or ".join(f"`{c}`" for c in opts.attempts_columns) or "an attempts column"
     order = query.step("orderBy")
     order_loc = (

@@ -78,7 +78,14 @@ OPTIONS: tuple[Option, ...] = (
         'max_helper_depth',
         4,
         Kind.INTEGER,
-        'How far to follow helper calls when looking for the attempts increment.',
+        'How far to follow calls: to the attempts increment, and from a recovery entry point to its scans.',
+    ),
+    Option(
+        'recovery_entries',
+        r'(?i)^(resume|recover|redrive|restart|reconcile|replay|rehydrate|startup)',
+        Kind.PATTERN,
+        'Names of recovery entry points (functions or properties run at start-up or restart); '
+        'every multi-row read they reach is a scan, whatever its table.',
     ),
 )
 
@@ -103,7 +110,10 @@ CHECKS: tuple[CheckSpec, ...] = (
         id=f"{FAMILY_ID}/unbounded",
         severity=Severity.MUST_FIX,
         title="Recovery/wake scan without .limit",
-        summary="A select over a scanned table in a scan path reads every row: add .limit(N) with N <= bound.",
+        summary=(
+            "A select over a scanned table in a scan path, or over any table when a recovery entry point "
+            "(`recovery_entries`) reaches it, reads every row: add .limit(N) with N <= bound."
+        ),
         why=(
             "Startup recovery and wake loops run on every boot and every tick. A scan without a limit reads "
             "the whole backlog at once: after an outage it loads thousands of rows, holds the SQLite writer, "
