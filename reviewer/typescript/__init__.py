@@ -6,6 +6,7 @@ Rules import only from here; tree-sitter nodes never leave the package.
 from reviewer.typescript.conditions import Atom, evaluate
 from reviewer.typescript.endings import Exit, block_exit, exits, jumps_past, statement_of
 from reviewer.typescript.expressions import Call, Callback, Expr, Function, Invocation
+from reviewer.typescript.flags import Flag, flag_of, flags_set, switched_off
 from reviewer.typescript.mentions import (
     error_scope,
     mentions_name,
@@ -27,6 +28,7 @@ __all__ = [
     "DEFAULT_ROLES",
     "Exit",
     "Expr",
+    "Flag",
     "Function",
     "Guard",
     "GuardPath",
@@ -39,6 +41,8 @@ __all__ = [
     "block_exit",
     "evaluate",
     "exits",
+    "flag_of",
+    "flags_set",
     "guard_path",
     "guards",
     "jumps_past",
@@ -47,6 +51,7 @@ __all__ = [
     "names_in",
     "statement_of",
     "strings_in",
+    "switched_off",
     "throws",
     "words_on_lines",
     "error_scope",

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Iterable, Mapping, Sequence
 
 from reviewer.report.model import Location
-from reviewer.typescript import Call, Function, Role, jumps_past
+from reviewer.typescript import Call, Flag, Function, Role, flags_set, jumps_past, switched_off
 
 from reviewer.rules import _effect as fx
 from reviewer.rules.terminal_commit_order.scan import Scan, in_scope
@@ -71,12 +71,13 @@ def check_success_after_failure(scan: Scan) -> None:
     failures_by_fn: dict[tuple[str, int], list[Call]] = {}
     for failure in failure_sites:
         failures_by_fn.setdefault(_fn_key(failure), []).append(failure)
+    inside = _publishes_inside(failures, failure_helpers)
     checked = 0
     for site in success_sites:
         if not in_scope(scan, site):
             continue
         checked += 1
-        reason, related = _after_failure(scan, site, failures_by_fn.get(_fn_key(site), []))
+        reason, related = _after_failure(scan, site, failures_by_fn.get(_fn_key(site), []), inside)
         if reason is None:
             continue
         what = _what(site, success_helpers)
@@ -107,9 +108,13 @@ def _fn_key(call: Call) -> tuple[str, int]:
     return (call.path, id(call.enclosing))
 
 
-def _after_failure(scan: Scan, site: Call, failure_sites: Sequence[Call]) -> tuple[str | None, list[Location]]:
+def _after_failure(
+    scan: Scan, site: Call, failure_sites: Sequence[Call], inside: Mapping[str, list[Call]]
+) -> tuple[str | None, list[Location]]:
     """Why `site` (a success terminal) runs after a failure; `failure_sites` holds at least
-    every failure terminal of the site's own function, in key order."""
+    every failure terminal of the site's own function, in key order; `inside` the failure
+    publishes of each failure helper. A failure that sets a flag the site's guard tests
+    (`failed = true` ... `if (!failed)`) does not reach the site."""
     opts = scan.opts
     if site.case_label is not None and site.case_label in opts.failure_cases:
         return f'in a failure branch: in the `case "{site.case_label}":` branch', []
@@ -120,11 +125,31 @@ def _after_failure(scan: Scan, site: Call, failure_sites: Sequence[Call]) -> tup
         )
     for failure in failure_sites:
         if failure.precedes(site) and not jumps_past(failure, site):
+            if switched_off(site, _flags(failure, site, inside), failure, scan.scope):
+                continue
             return (
                 f"after Step.Failed: after `{failure.callee_text}` at line {failure.line} already failed it",
                 [fx.call_loc(failure, "the failure terminal published first on the same path")],
             )
     return None, []
+
+
+def _publishes_inside(failures: Sequence[Call], helpers: Mapping[str, Function]) -> dict[str, list[Call]]:
+    """The failure publishes each failure helper makes (`failAssistant` -> its Step.Failed publish)."""
+    out: dict[str, list[Call]] = {}
+    for name, helper in helpers.items():
+        out[name] = [c for c in failures if fx.outer_named(c.enclosing, ("commit",)) is helper]
+    return out
+
+
+def _flags(failure: Call, site: Call, inside: Mapping[str, list[Call]]) -> frozenset[Flag]:
+    """Flags set to `true` wherever `failure` fails the step: around the call itself, and,
+    for a helper call, around every failure publish inside the helper."""
+    flags = flags_set(failure, until=site)
+    publishes = inside.get(failure.method, []) if fx.event_of(failure) is None else []
+    if publishes:
+        flags |= frozenset.intersection(*(flags_set(p) for p in publishes))
+    return flags
 
 
 def _what(site: Call, helpers: Mapping[str, Function]) -> str:
