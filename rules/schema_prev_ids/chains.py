@@ -246,10 +246,14 @@ def _check_new_parents(
     added = [p for p in sorted(patched) if p not in base and isinstance(patched[p], Snapshot)]
     if not added:
         return
+    given = str(st.opt("expect_prev_id") or "")
+    open_leaves = _leaves(patched)
+    linear = _linear(patched, now, open_leaves)
+    if linear and not given:
+        return  # one root, one newest snapshot, every parent resolves: nothing forks
     existing = {p: s for p, s in patched.items() if p in base and isinstance(s, Snapshot)}
     ids = {s.id for s in existing.values()}
     leaves = set(ids) - {pid for s in existing.values() for pid in s.prev_ids}
-    given = str(st.opt("expect_prev_id") or "")
     dangling_paths = {p for p, _ in now.dangling}
     new_ids: set[str] = set()  # ids of the snapshots this patch added before the current one
     # New snapshots already reported as dangling or a second root, and the new
@@ -278,7 +282,7 @@ def _check_new_parents(
                     f"`{path}` has {snap.prev_key} {_fmt_prev(snap)}, but the chain's newest snapshot"
                     f"{'s are' if len(expected) > 1 else ' is'} {fmt_ids(sorted(expected))}"
                     + (" (--expect-prev-id)" if index == 0 and given else "")
-                    + _mismatch_consequence(prev, expected)
+                    + _mismatch_consequence(prev, expected, open_leaves, linear)
                 ),
                 location=loc(snap, snap.prev_key),
                 related=[loc(s, "id", "newest snapshot before the patch") for s in existing.values() if s.id in expected][:3],
@@ -303,10 +307,30 @@ def _continues_new_link(prev: set[str], leaves: set[str], new_ids: set[str]) -> 
     return bool(prev) and prev <= new_ids and prev <= leaves
 
 
-def _mismatch_consequence(prev: set[str], expected: set[str]) -> str:
-    if prev < expected:
-        return "; it names only some of them, so the branches it leaves out stay open and the chain keeps forking."
-    return "; the new snapshot forks the chain."
+def _leaves(patched: Mapping[str, Snapshot | Broken]) -> list[str]:
+    """Ids of the patched chain's newest snapshots: those no snapshot names as a parent."""
+    good = [s for s in patched.values() if isinstance(s, Snapshot)]
+    named = {p for s in good for p in s.prev_ids}
+    return sorted({s.id for s in good if s.id not in named})
+
+
+def _linear(patched: Mapping[str, Snapshot | Broken], now: _Defects, open_leaves: list[str]) -> bool:
+    """The chain the patch leaves is one line: every snapshot readable, one root, no
+    duplicate id, every parent resolves, and exactly one newest snapshot. A new
+    snapshot inserted between two old ones (the later one re-parented onto it)
+    leaves such a chain; its place in time is migration-order's business."""
+    readable = all(isinstance(s, Snapshot) for s in patched.values())
+    return readable and len(now.roots) == 1 and not now.duplicates and not now.dangling and len(open_leaves) == 1
+
+
+def _mismatch_consequence(prev: set[str], expected: set[str], open_leaves: list[str], linear: bool) -> str:
+    if linear:
+        return "; the chain is one line, but it does not continue from the snapshot the patch was expected to follow."
+    if len(open_leaves) > 1:
+        shown = ", ".join(f"`{short(i)}`" for i in open_leaves[:4])
+        left = "; it names only some of them, so" if prev < expected else "; so"
+        return f"{left} the patched chain has {len(open_leaves)} newest snapshots ({shown}): it forks."
+    return "; the chain the patch leaves is not one line from a single root (see the other findings on it)."
 
 
 def _check_chain_migrations(
@@ -318,7 +342,8 @@ def _check_chain_migrations(
     )
     if chain.kind == "v1":
         migration = str(st.opt("v1_migration_file"))
-        folders = sorted(posixpath.basename(posixpath.dirname(p)) for p in chain.base)
+        # Only migrations the patch leaves in place: a folder it deletes or renames away is not run any more.
+        folders = sorted(posixpath.basename(posixpath.dirname(p)) for p in chain.base if p in patched)
         for path in added:
             snap = patched[path]
             assert isinstance(snap, Snapshot)

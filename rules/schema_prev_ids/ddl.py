@@ -69,21 +69,66 @@ def _tables(program: "Program", path: str, calls: frozenset[str]) -> list[_Table
         if last not in calls:
             continue
         name = call.args[0].string_value if call.args else None
-        out.append(_Table(name or f"@{call.line}", call.line, call.end_line, last, _parts(call), _code_lines(call)))
+        out.append(_Table(name or f"@{call.line}", call.line, call.end_line, last, _parts(program, call), _code_lines(call)))
     return sorted(out, key=lambda t: (t.line, t.name))
 
 
-def _parts(call: "Call") -> tuple[_Part, ...]:
+def _parts(program: "Program", call: "Call") -> tuple[_Part, ...]:
     parts: list[_Part] = []
     for index, arg in enumerate(call.args):
         if arg.props:
-            parts.extend(_Part(f"{index}.{key}", _ddl_form(value), value.line, value.end_line) for key, value in arg.props)
+            parts.extend(
+                _Part(f"{index}.{key}", _ddl_form(program, value), value.line, value.end_line) for key, value in arg.props
+            )
         else:
-            parts.append(_Part(str(index), _ddl_form(arg), arg.line, arg.end_line))
+            parts.append(_Part(str(index), _ddl_form(program, arg), arg.line, arg.end_line))
     return tuple(parts)
 
 
-def _ddl_form(expr: "Expr", depth: int = 0) -> _Form:
+def _builder_name(program: "Program", link: "Call") -> str:
+    """The column builder a chain starts from, by what it is rather than how it is written.
+
+    `DatabasePath.absoluteColumn()` (a namespace import) and `absoluteColumn()`
+    (a named, possibly aliased import) are the same builder: a name imported
+    from a repository module is named by the module that defines it and its
+    name there, through re-exports; a package's builder by its import-resolved
+    name (`text`, also when imported as `txt`).
+    """
+    written = link.callee_text
+    if all(part.replace("$", "_").isidentifier() for part in written.split(".")):  # a dotted name
+        symbol = _imported_symbol(program, link.path, written)
+        if symbol is not None:
+            return symbol
+    return link.callee
+
+
+_REEXPORT_HOPS = 8
+
+
+def _imported_symbol(program: "Program", path: str, written: str) -> str | None:
+    """`<defining module>#<name>` of a dotted name imported from a repository module, else None."""
+    module = program.module(path)
+    head, _, rest = written.partition(".")
+    imp = module.imports.get(head) if module is not None else None
+    if imp is None or imp.module is None:
+        return None  # a local, or a package (its callee is already import-resolved)
+    target, name = imp.module, rest if imp.imported == "*" else ".".join(p for p in (imp.imported, rest) if p)
+    for _ in range(_REEXPORT_HOPS):
+        current = program.module(target)
+        first, _, more = name.partition(".")
+        export = current.exports.get(first) if current is not None else None
+        if current is not None and current.namespace == first and more:
+            name = more  # the module exports itself as this namespace
+        elif export is not None and export.kind == "namespace" and export.module and more:
+            target, name = export.module, more
+        elif export is not None and export.kind == "reexport" and export.module:
+            target, name = export.module, ".".join(p for p in (export.target, more) if p)
+        else:
+            break
+    return f"{target}#{name}"
+
+
+def _ddl_form(program: "Program", expr: "Expr", depth: int = 0) -> _Form:
     """What drizzle-kit turns into DDL, read from the syntax tree.
 
     A column builder chain (`text({ mode: "json" }).$type<T>().notNull()`) is
@@ -98,9 +143,9 @@ def _ddl_form(expr: "Expr", depth: int = 0) -> _Form:
     if depth > MAX_NESTING:
         return ("text", expr.normalized)
     if expr.props:
-        return ("object", tuple((key, _ddl_form(value, depth + 1)) for key, value in expr.props))
+        return ("object", tuple((key, _ddl_form(program, value, depth + 1)) for key, value in expr.props))
     if expr.elements:
-        return ("array", tuple(_ddl_form(e, depth + 1) for e in expr.elements))
+        return ("array", tuple(_ddl_form(program, e, depth + 1) for e in expr.elements))
     call = expr.call
     if call is None:
         return ("text", expr.normalized)
@@ -108,10 +153,10 @@ def _ddl_form(expr: "Expr", depth: int = 0) -> _Form:
     upto = next((i for i, c in enumerate(chain) if c.expr == call.expr), len(chain) - 1)
     links: list[_Form] = []
     for position, link in enumerate(chain[: upto + 1]):
-        name = link.callee_text if position == 0 else link.method
+        name = _builder_name(program, link) if position == 0 else link.method
         if position > 0 and name.startswith(_APP_ONLY_PREFIX):
             continue
-        links.append((name, tuple(_ddl_form(a, depth + 1) for a in link.args)))
+        links.append((name, tuple(_ddl_form(program, a, depth + 1) for a in link.args)))
     return ("call", tuple(links))
 
 
@@ -174,7 +219,24 @@ def _hunk_line_for_base(f: ChangedFile, base_line: int) -> int:
 def check_ddl(st: State, parts: list[str]) -> list[ChangedFile]:
     """A changed table declaration needs a snapshot change. Returns the changed DDL files."""
     ddl_globs = tuple(st.opt("ddl_globs"))
-    ddl_files = [f for p, f in sorted(st.files.items()) if p == f.path and (matches(f.path, ddl_globs) or matches(f.source_path, ddl_globs))]
+    candidates = [f for p, f in sorted(st.files.items()) if p == f.path and (matches(f.path, ddl_globs) or matches(f.source_path, ddl_globs))]
+    ddl_files: list[ChangedFile] = []
+    outside: list[str] = []
+    keeps: dict[str, bool] = {}
+    for f in candidates:
+        package = _package_of(st, f.path if f.status is not FileStatus.DELETED else f.source_path)
+        if package not in keeps:
+            keeps[package] = _keeps_migrations(st, package)
+        if keeps[package]:
+            ddl_files.append(f)
+        else:
+            outside.append(package or ".")
+    if outside:
+        st.touched = True
+        parts.append(
+            f"table declarations changed in {', '.join(sorted(set(outside)))}, which keeps no migration snapshot "
+            "or migration: not a migration chain this family checks"
+        )
     changed: list[tuple[ChangedFile, str, int, int]] = []
     for f in ddl_files:
         st.touched = True
@@ -185,7 +247,7 @@ def check_ddl(st: State, parts: list[str]) -> list[ChangedFile]:
         if ddl_files:
             parts.append(
                 f"{', '.join(sorted(posixpath.basename(f.path) for f in ddl_files))} changed, "
-                "no table's DDL changed (types, comments or formatting only)"
+                "no table's DDL changed (imports, types, comments or formatting only)"
             )
         return ddl_files
     if st.snapshot_changed:
@@ -224,6 +286,38 @@ def check_ddl(st: State, parts: list[str]) -> list[ChangedFile]:
             anchor=f"{path}:ddl:{table}",
         )
     return ddl_files
+
+
+def _package_of(st: State, path: str) -> str:
+    """The nearest folder above `path` holding a package.json (either tree), else the repository root ""."""
+    folder = posixpath.dirname(path)
+    while folder:
+        manifest = posixpath.join(folder, "package.json")
+        if st.ctx.patched.exists(manifest) or st.ctx.base.exists(manifest):
+            return folder
+        folder = posixpath.dirname(folder)
+    return ""
+
+
+def _keeps_migrations(st: State, package: str) -> bool:
+    """The package holds a snapshot (single-file, v1 folder, legacy journal) or the migration directory, in either tree."""
+    prefix = package + "/" if package else ""
+    migration_dir = str(st.opt("migration_dir")).rstrip("/") + "/"
+    singles = set(st.opt("snapshots"))
+    v1_globs = tuple(st.opt("snapshot_globs"))
+    journal_globs = tuple(st.opt("journal_globs"))
+    folder = st.name_pattern("v1_folder_pattern")
+    for tree in (st.ctx.patched, st.ctx.base):
+        if any(s.startswith(prefix) and tree.exists(s) for s in singles):
+            return True
+        if migration_dir.startswith(prefix) and tree.paths(migration_dir):
+            return True
+        for p in tree.paths(prefix):
+            if matches(p, journal_globs) or (
+                matches(p, v1_globs) and folder.match(posixpath.basename(posixpath.dirname(p)))
+            ):
+                return True
+    return False
 
 
 def check_snapshot_without_ddl(st: State, singles: list[SingleResult], ddl_files: list[ChangedFile]) -> None:

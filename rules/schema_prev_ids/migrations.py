@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Iterable
 
 from reviewer.change.changeset import FileStatus
 from reviewer.report.model import Location
-from reviewer.rules.schema_prev_ids.snapshots import SingleResult, loc
+from reviewer.rules.schema_prev_ids.snapshots import SingleResult, edit_span, loc
 from reviewer.rules.schema_prev_ids.state import State
 from reviewer.rules.schema_prev_ids.tsread import leaves, parse_error_blocks, top_level_values
 
@@ -78,11 +78,21 @@ def check_migrations(st: State, single: SingleResult | None) -> list[str]:
     parts: list[str] = []
     if single is not None and not added:
         edited = [p for p in changed_migrations if p in base_migrations and st.files[p].status is FileStatus.MODIFIED]
+        removed = [p for p in base_migrations if p in st.files and not st.ctx.patched.exists(p)]
         instead = (
             f" It edits {', '.join('`' + _stem(p) + '`' for p in edited)} instead, which deployed databases have "
             "already applied and will not run again."
             if edited
             else ""
+        ) + (
+            f" It deletes {', '.join('`' + _stem(p) + '`' for p in removed)}, which deployed databases have already "
+            "applied: deleting it undoes nothing there."
+            if removed
+            else ""
+        )
+        snap_file = st.files[single.snapshot.path]
+        on_change = [] if snap_file.touches(*single.snapshot.span("id")) else edit_span(
+            snap_file, "the patch changes the snapshot here, without a new migration"
         )
         st.add(
             "migration-missing",
@@ -92,7 +102,11 @@ def check_migrations(st: State, single: SingleResult | None) -> list[str]:
                 f"no migration under `{migration_dir}/`; existing databases never get the schema it describes.{instead}"
             ),
             location=loc(single.snapshot, "id"),
-            related=[Location(p, 1, 1, "base migration edited in place") for p in edited],
+            related=[
+                *on_change,
+                *(Location(p, 1, 1, "base migration edited in place") for p in edited),
+                *(Location(p, 1, 1, "base migration deleted by the patch") for p in removed),
+            ],
             failure_sequence=(
                 "the snapshot records the new schema",
                 "no migration changes any deployed database",
@@ -104,9 +118,12 @@ def check_migrations(st: State, single: SingleResult | None) -> list[str]:
     if not added:
         return parts
     pattern = st.name_pattern("migration_timestamp")
-    registered = _check_registry(st, added, base_migrations)
+    # Order is judged against the migrations the patch leaves: a base migration
+    # it deletes or renames away is no longer one a database will be asked to run.
+    surviving = [b for b in base_migrations if st.ctx.patched.exists(b)]
+    registered, listed = _check_registry(st, added, surviving, pattern)
     for path in added:
-        newest = _check_name_order(st, path, base_migrations, pattern)
+        newest = _check_name_order(st, path, surviving, pattern, listed)
         bits = ["registered"] if registered.get(path) else []
         if newest:
             bits.append("newest")
@@ -114,20 +131,53 @@ def check_migrations(st: State, single: SingleResult | None) -> list[str]:
     return parts
 
 
-def _check_name_order(st: State, path: str, base_migrations: list[str], pattern: re.Pattern[str]) -> bool:
-    """True when the new migration sorts after every base migration."""
+def _sort_key(path: str, pattern: re.Pattern[str]) -> tuple[str, str]:
+    stem = _stem(path)
+    return _order_key(stem, pattern) or ("", stem)
+
+
+def _check_name_order(
+    st: State, path: str, surviving: list[str], pattern: re.Pattern[str], listed: list[str] | None
+) -> bool:
+    """True when the new migration sorts after every surviving base migration.
+
+    With an understood registry that lists the migration, what matters is that
+    the registry's order and the timestamps agree: the migrator runs what the
+    registry lists, in its order, each migration it has not recorded yet. A new
+    migration listed at its timestamp's place among older and newer ones (a
+    branch that merged after a newer migration landed) still runs everywhere;
+    one listed after a base migration its name sorts before is out of place
+    (the generated registry sorts by name and would move it).
+    """
     stem = _stem(path)
     line = _name_line(st.ctx.program, path, stem)
     key = _order_key(stem, pattern)
-    older = [b for b in base_migrations if b != path]
+    older = [b for b in surviving if b != path]
     if key is None:
         later = older
         why = f"its name `{stem}` has no sortable timestamp prefix (pattern `{pattern.pattern}`)"
     else:
-        later = [b for b in older if (_order_key(_stem(b), pattern) or ("", _stem(b))) >= key]
+        later = [b for b in older if _sort_key(b, pattern) >= key]
         why = f"`{stem}` sorts before base migration(s) {', '.join('`' + _stem(b) + '`' for b in later)}"
     if not later:
         return True
+    module = _strip_ext(path)
+    if key is not None and listed is not None and module in listed:
+        mine = listed.index(module)
+        # A base migration the registry does not list is never run: no order to keep with it.
+        misplaced = [b for b in later if _strip_ext(b) in listed and listed.index(_strip_ext(b)) < mine]
+        if not misplaced:
+            st.notes.append(
+                f"migration {stem} is dated before base migration(s) {', '.join(_stem(b) for b in later[:3])} and "
+                f"listed before them in {posixpath.basename(str(st.opt('migration_registry')))}: the registry keeps "
+                "timestamp order, and databases that already ran those run it next"
+            )
+            return False
+        later = misplaced
+        why = (
+            f"`{stem}` sorts before base migration(s) {', '.join('`' + _stem(b) + '`' for b in later)}, "
+            "but the registry lists it after them"
+        )
     st.add(
         "migration-order",
         title=f"migration {stem} does not sort after the base migrations",
@@ -225,26 +275,30 @@ def _first_uses(module: "Module", names: set[str]) -> dict[str, tuple[int, int]]
     return found
 
 
-def _check_registry(st: State, added: list[str], base_migrations: list[str]) -> dict[str, bool]:
+def _check_registry(
+    st: State, added: list[str], surviving: list[str], pattern: re.Pattern[str]
+) -> tuple[dict[str, bool], list[str] | None]:
+    """Registration of each new migration, and the registry's order (module paths without
+    extension) when the registry is understood, else None."""
     registry = str(st.opt("migration_registry"))
     migration_dir = str(st.opt("migration_dir"))
     result: dict[str, bool] = {}
     if not registry or not (st.ctx.base.exists(registry) or st.ctx.patched.exists(registry)):
-        return result  # this repository has no registry: nothing to register in
+        return result, None  # this repository has no registry: nothing to register in
     text = st.ctx.patched.text(registry)
     if text is not None and parse_error_blocks(st, registry):
-        return result
+        return result, None
     entries = _registry_entries(st.ctx.program, registry, migration_dir)
     in_base = st.ctx.base.exists(registry)
     base_entries = _registry_entries(st.ctx.base_program, registry, migration_dir) if in_base else []
-    if _not_understood(entries, base_entries, in_base, bool(base_migrations), st.ctx.patched.exists(registry)):
+    if _not_understood(entries, base_entries, in_base, bool(surviving), st.ctx.patched.exists(registry)):
         _report_not_understood(st, registry, text, added)
-        return result
+        return result, None
     # A module imported under two names counts by its listed name.
     by_module = {e.module: e for e in sorted(entries, key=lambda e: (e.line > 0, -e.line, -e.order))}
     listed = _first_listings(entries)
     position = {e.module: i for i, e in enumerate(listed)}
-    base_stems = {_strip_ext(b) for b in base_migrations}
+    base_stems = {_strip_ext(b) for b in surviving}
     for path in added:
         key = _strip_ext(path)
         entry = by_module.get(key)
@@ -269,7 +323,14 @@ def _check_registry(st: State, added: list[str], base_migrations: list[str]) -> 
             result[path] = False
             continue
         result[path] = True
-        after = [e for e in listed if e.module in base_stems and position[e.module] > position[key]]
+        # Listed before a surviving base migration that sorts before it: the
+        # registry runs it ahead of a migration it was written after.
+        mine = _sort_key(path, pattern)
+        after = [
+            e for e in listed
+            if e.module in base_stems and position[e.module] > position[key]
+            and _sort_key(e.module, pattern) < mine
+        ]
         if after:
             st.add(
                 "migration-order",
@@ -287,7 +348,7 @@ def _check_registry(st: State, added: list[str], base_migrations: list[str]) -> 
                 ),
                 anchor=f"{registry}:order:{entry.local}",
             )
-    return result
+    return result, [e.module for e in listed]
 
 
 def _first_listings(entries: list[_Entry]) -> list[_Entry]:

@@ -167,14 +167,24 @@ def loc(snap: Snapshot, key: str, note: str = "") -> Location:
 
 
 def edit_span(f: ChangedFile, note: str) -> list[Location]:
-    """Where the patch edited a file: makes an unchanged reported line (a stale id) in scope."""
-    added = sorted(f.added_lines)
-    if not added:
-        return []
-    end = added[0]
-    while end + 1 in f.added_lines:  # the first contiguous edit is enough to show it
-        end += 1
-    return [Location(f.path, added[0], end, note)]
+    """Where the patch edited a file: makes an unchanged reported line (a stale id) in scope.
+
+    The first edit in file order: its first contiguous run of added lines, or,
+    for an edit that only removes lines, the nearest surviving line of the
+    removal (what `--scope changed` counts as touched).
+    """
+    for h in sorted(f.hunks, key=lambda h: (h.new_start, h.old_start)):
+        if h.added:
+            start = end = min(h.added)
+            while end + 1 in f.added_lines:  # the first contiguous edit is enough to show it
+                end += 1
+            return [Location(f.path, start, end, note)]
+        if h.deleted_after:
+            line = max(1, min(h.deleted_after) + 1)
+            total = len((f.patched_text or "").splitlines())
+            line = min(line, max(1, total))
+            return [Location(f.path, line, line, note + " (lines removed here)")]
+    return []
 
 
 def _same_json(a: str | None, b: str | None) -> bool:
@@ -267,6 +277,8 @@ def _check_single_prev(
         return
     name = posixpath.basename(snap.path)
     parent = expected[0]
+    if _unknown_parent(st, snap, base, source):
+        return
     if base is not None and set(snap.prev_ids) & set(base.prev_ids):
         shared = sorted(set(snap.prev_ids) & set(base.prev_ids))
         why = (
@@ -315,6 +327,39 @@ def _check_single_prev(
         ),
         anchor=f"{snap.path}:prevIds:{','.join(snap.prev_ids)}",
     )
+
+
+def _unknown_parent(st: State, snap: Snapshot, base: Snapshot | None, source: str) -> bool:
+    """The patched prevIds names only ids the base chain does not know: not a fork the tree can show.
+
+    A single-file layout keeps one snapshot: the tree after the patch holds one
+    node, so its chain is linear whatever that node's prevIds says. What the
+    tree can show is a parent the base chain knows: the base snapshot's own
+    parent (the base and the patch then both descend from it: a fork) or the
+    base id beside other parents. A parent it does not know (a branch's
+    intermediate snapshot that a squash merge never brought in, or the root
+    id of a snapshot regenerated from an empty baseline) names no snapshot of
+    this tree, so the family says so in its summary instead of claiming a
+    fork. An explicit `--expect-prev-id` is always held to.
+    """
+    if base is None or source == "--expect-prev-id":
+        return False
+    known = {base.id, *base.prev_ids}
+    if set(snap.prev_ids) & known or snap.id in snap.prev_ids:
+        return False
+    roots = set(st.opt("root_ids"))
+    # Two ids may share their first characters: then only the whole ids tell them apart.
+    show = short if short(base.id) not in {short(p) for p in snap.prev_ids} else (lambda value: value)
+    what = (
+        "the root id (regenerated from an empty baseline)"
+        if snap.prev_ids and set(snap.prev_ids) <= roots
+        else f"{', '.join(show(p) for p in snap.prev_ids) or 'nothing'}, which no snapshot of this tree has"
+    )
+    st.notes.append(
+        f"{posixpath.basename(snap.path)} prevIds names {what}, not the base id {show(base.id)}: the base "
+        f"snapshot is replaced by one node, so the chain stays linear (no fork this tree can show)"
+    )
+    return True
 
 
 def _check_single_id(st: State, snap: Snapshot, base: Snapshot | None, roots: tuple[str, ...]) -> None:

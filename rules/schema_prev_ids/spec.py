@@ -105,7 +105,9 @@ CHECKS: tuple[CheckSpec, ...] = (
     _spec(
         "prev-id-mismatch", Severity.MUST_FIX,
         "Snapshot prevIds does not name the base snapshot",
-        "A changed snapshot's prevIds must be exactly [id of the snapshot it was generated from].",
+        "A changed snapshot's prevIds must be exactly [id of the snapshot it was generated from]; a folder chain the "
+        "patch leaves as one line (one root, one newest snapshot, every parent resolving) passes, and a single-file "
+        "snapshot whose parent the tree never held (a squashed branch's intermediate, the root id) is noted, not reported.",
         "The snapshot chain is how drizzle-kit knows which schema a migration starts from. A snapshot whose "
         "prevIds names anything but the base snapshot forks the chain: the next generate diffs against the "
         "wrong parent, and two branches' migrations can both claim the same parent.",
@@ -192,7 +194,8 @@ CHECKS: tuple[CheckSpec, ...] = (
     _spec(
         "migration-order", Severity.MUST_FIX,
         "New migration does not sort after the base migrations",
-        "A new migration's timestamp sorts after every base migration, and the registry lists it last.",
+        "A new migration's timestamp sorts after every base migration the patch leaves; with a registry, it may be "
+        "dated earlier only when the registry lists it at its timestamp's place, never after a newer or before an older one.",
         "Databases that already applied the base migrations only run migrations newer than the last one "
         "they recorded; a migration dated earlier, or listed before an older one, is skipped or runs out "
         "of order against a schema it was not written for.",
@@ -202,7 +205,9 @@ CHECKS: tuple[CheckSpec, ...] = (
     _spec(
         "ddl-without-snapshot", Severity.MUST_FIX,
         "Table definition changed without a snapshot change",
-        "A change to a table declaration (ddl_globs) comes with a new snapshot (and migration).",
+        "A change to a table declaration (ddl_globs) comes with a new snapshot (and migration). Tables are compared "
+        "by meaning (names, column builders resolved through imports, constraints), so import-only or formatting-only "
+        "edits are no change; a package without any snapshot or migration is not checked.",
         "The code now reads or writes a column no migration creates; the first query against an existing "
         "database fails with `no such column`.",
         'export const SessionTable = sqliteTable("session", {\n  wake_attempts: integer().notNull(),  // schema.json unchanged',
