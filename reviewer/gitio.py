@@ -334,6 +334,19 @@ class Repo:
                 changes[path.decode("utf-8", "surrogateescape")] = RawChange(old_mode, new_mode, old_oid, new_oid, status[0])
         return changes
 
+    def grep_words(self, tree: str, words: list[str], suffixes: tuple[str, ...]) -> set[str]:
+        """Which of `words` occur as whole words in the files of `tree` with one of `suffixes` (one process)."""
+        wanted = sorted({w for w in words if w})
+        if not wanted:
+            return set()
+        patterns = [arg for w in wanted for arg in ("-e", w)]
+        specs = [f"*{suffix}" for suffix in suffixes]
+        res = self.run("grep", "-F", "-w", "-o", "-h", "-I", "--no-color", *patterns, tree, "--", *specs, check=False)
+        if res.returncode not in (0, 1):
+            raise GitError(f"git grep failed: {res.last_error_line}")
+        found = {line.decode("utf-8", "replace") for line in res.stdout.splitlines()}
+        return found & set(wanted)
+
     def ls_tree(self, tree: str) -> dict[str, tuple[str, str, str]]:
         """path -> (mode, type, oid) for every entry of a tree, recursively."""
         out = self.run("ls-tree", "-r", "-z", "--full-tree", tree).stdout

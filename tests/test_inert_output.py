@@ -258,7 +258,8 @@ def reviewed(tmp_path_factory):
     old, new = tmp / "old.json", tmp / "new.json"
     assert main(_review_args(old_repo, old_base, old_patch) + ["--format", f"json={old}"]) == 1
     assert main(_review_args(new_repo, new_base, new_patch) + ["--format", f"json={new}"]) == 0
-    assert [f["rule"] for f in json.loads(old.read_text())["findings"]] == ["bounded-scan/unbounded"]
+    blocking = [f["rule"] for f in json.loads(old.read_text())["findings"] if f["severity"] != "consider"]
+    assert blocking == ["bounded-scan/unbounded"]
     return old.read_text(), new, (new_repo, new_base, new_patch)
 
 
@@ -301,7 +302,7 @@ def _delete(*keys):
     (_set("findings", 0, "line", value=[7]), "findings[0].line must be an integer or null"),
     (_set("findings", 0, "line", value=True), "findings[0].line must be an integer or null"),
     (_set("findings", 0, "title", value=7), "findings[0].title must be a string"),
-    (lambda d: d["findings"].append(None), "findings[1] must be an object"),
+    (lambda d: d["findings"].insert(1, None), "findings[1] must be an object"),
     (_delete("findings", 0, "id"), "findings[0].id is missing"),
     (_set("findings", 0, "rule", value={"x": 1}), "findings[0].rule must be a non-empty string"),
     (_set("findings", 0, "path", value=3), "findings[0].path must be a string or null"),
@@ -364,7 +365,8 @@ def test_a_hostile_but_well_formed_previous_report_renders_inert(two_reports, ca
         assert "resolved" in rendered.lower() and "onerror" in rendered  # listed, as text or code
         assert_inert(rendered)
     assert main(_review_args(repo, base, patch) + ["--previous", str(old), "--format", "github"]) == 0
-    lines = capsys.readouterr().out.splitlines()
+    # The test repository has no lease API, so lease-renewal adds its idioms-not-found note.
+    lines = [line for line in capsys.readouterr().out.splitlines() if "idioms-not-found" not in line]
     # One notice for the resolved finding, one verdict line: the title's
     # newline could not start a `::set-output` command of its own.
     assert len(lines) == 2 and lines[0].startswith("::notice title=resolved%3A <img src=x onerror=alert(1)> @admin")

@@ -27,6 +27,7 @@ from reviewer.engine.registry import (
     catalog,
     catalog_checks,
     discover,
+    idioms_not_found_check,
     internal_error_check,
     locked_reason,
 )
@@ -132,7 +133,8 @@ def test_catalog_lists_families_then_builtin_groups_sorted() -> None:
     assert ids == sorted(f.id for f in families) + ["integrity", "suppression"]
     for group in groups[: len(families)]:
         assert not group.builtin and group.family is not None and group.family.id == group.id
-        assert group.checks == (*group.family.checks, internal_error_check(group.id))
+        blind = (idioms_not_found_check(group.id),) if any(o.vocabulary for o in group.family.options) else ()
+        assert group.checks == (*group.family.checks, *blind, internal_error_check(group.id))
     check_ids = [s.id for s in catalog_checks(families)]
     assert len(check_ids) == len(set(check_ids))
 

@@ -104,6 +104,10 @@ class Option:
     default: Any
     kind: Kind
     description: str
+    # The code base's own names (an API, a table, a hook): when the family finds
+    # nothing to check and none of them occurs in the base tree, the engine says
+    # the family is blind there instead of reading "n/a" as "safe".
+    vocabulary: bool = False
 
     def problem(self, value: Any) -> str | None:
         """Why `value` cannot be this option's value, or None when it can.

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, Mapping
 
-from reviewer.change.changeset import ChangeSet, decode_text
+from reviewer.change.changeset import TYPESCRIPT_SUFFIXES, ChangeSet, decode_text
 from reviewer.engine.api import Options
 from reviewer.gitio import BlobReader, Repo
 from reviewer.report.model import Finding, Location, Severity
@@ -84,6 +84,10 @@ class TreeView:
         """Contents already read by blob id (the change set's), so the rules'
         reads of changed files do not ask git a second time."""
         self._known.update(blobs)
+
+    def words_present(self, words: list[str]) -> set[str]:
+        """Which of `words` occur as whole words in the tree's TypeScript files (one `git grep`)."""
+        return self._repo.grep_words(self.tree, words, TYPESCRIPT_SUFFIXES)
 
     def prefetch(self, paths: list[str]) -> None:
         """Read many files with one git process."""

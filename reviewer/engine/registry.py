@@ -81,9 +81,43 @@ def builtin_groups() -> tuple[CheckGroup, ...]:
     return tuple(sorted((INTEGRITY, SUPPRESSION), key=lambda g: g.id))
 
 
+IDIOMS_NOT_FOUND = "idioms-not-found"
+
+
+def idioms_not_found_check(family_id: str) -> CheckSpec:
+    """The note the engine adds when `family_id` found nothing to check and its
+    configured vocabulary does not occur in the base tree (reviewer/engine/run.py)."""
+    return CheckSpec(
+        id=f"{family_id}/{IDIOMS_NOT_FOUND}",
+        severity=Severity.CONSIDER,
+        title=f"{family_id} is blind here: its configured names do not occur in this code base",
+        summary=(
+            f"The {family_id} family found nothing to check, and none of the names of one or more of its "
+            "vocabulary options occurs in the base tree's TypeScript, so `n/a` means \"not looked for\", not \"safe\"."
+        ),
+        why=(
+            "Never green by silence: the defaults describe one code base's idioms. In another code base the same "
+            "invariant is written with other names, and a family that looks for names that do not exist reports "
+            "`n/a` on every patch, which a maintainer reads as a pass. The note names each option and its values "
+            "so the family can be pointed at the code base's own API under [rules.<family>]."
+        ),
+        bad=(
+            "# reviewer.toml: nothing configured, and the code base calls its lease API `Lease.extend`\n"
+            "# -> lease-renewal is n/a on every patch"
+        ),
+        good=(
+            "[rules.lease-renewal]\n"
+            "renew = [\"Lease.extend\"]\n"
+            "release = [\"Lease.drop\"]"
+        ),
+    )
+
+
 def family_group(family: Family) -> CheckGroup:
-    """`family` as the catalog shows it: its checks, then its internal-error."""
-    return CheckGroup(family.id, family.summary, (*family.checks, internal_error_check(family.id)), family=family)
+    """`family` as the catalog shows it: its checks, its idioms-not-found note
+    when it declares vocabulary options, then its internal-error."""
+    blind = (idioms_not_found_check(family.id),) if any(o.vocabulary for o in family.options) else ()
+    return CheckGroup(family.id, family.summary, (*family.checks, *blind, internal_error_check(family.id)), family=family)
 
 
 def catalog(families: tuple[Family, ...]) -> tuple[CheckGroup, ...]:

@@ -6,6 +6,7 @@ invariant with an `error` finding: the verdict can only get stricter.
 
 from __future__ import annotations
 
+import dataclasses
 import traceback
 from typing import TYPE_CHECKING
 
@@ -15,6 +16,7 @@ from reviewer.inputs.config import Config
 from reviewer.engine.context import ReviewContext, TreeView
 from reviewer.report.model import Finding, InvariantResult, InvariantStatus, Severity
 from reviewer.engine.api import Family, Outcome, derive_status
+from reviewer.engine.registry import IDIOMS_NOT_FOUND
 
 if TYPE_CHECKING:
     from reviewer.engine.cache import OutcomeCache
@@ -92,7 +94,61 @@ def run_families(
         # (a budget overrun on a loaded machine) and must be retried.
         if cache is not None and key is not None and not outcome.unreadable:
             cache.store(key, outcome)
-    return tuple(results)
+    return tuple(_say_when_blind(results, families, base, config))
+
+
+def _vocabulary(family: Family, config: Config) -> dict[str, tuple[str, ...]]:
+    """Each configured vocabulary option's names, as the identifier that must exist (`Claim.clear` -> `Claim`)."""
+    configured = config.for_family(family.id)
+    out: dict[str, tuple[str, ...]] = {}
+    for option in family.options:
+        if option.vocabulary:
+            value = configured.get(option.name, option.default)
+            values = value if isinstance(value, list) else [value]
+            out[option.name] = tuple(str(v).replace("()", "").split(".")[0] for v in values if str(v))
+    return out
+
+
+def _say_when_blind(
+    results: list[InvariantResult], families: tuple[Family, ...], base: TreeView, config: Config
+) -> list[InvariantResult]:
+    """An `n/a` family whose configured names do not occur in the base tree says so (summary and note).
+
+    One `git grep` for every such family together, and only when one is n/a.
+    """
+    by_id = {f.id: f for f in families}
+    idle = [r for r in results if r.status is InvariantStatus.NOT_APPLICABLE]
+    wanted = {r.id: vocab for r in idle if (vocab := _vocabulary(by_id[r.id], config))}
+    if not wanted:
+        return results
+    present = base.words_present(sorted({w for vocab in wanted.values() for words in vocab.values() for w in words}))
+    out = []
+    for result in results:
+        vocab = wanted.get(result.id)
+        missing = [name for name, words in (vocab or {}).items() if words and not set(words) & present]
+        if not missing:
+            out.append(result)
+            continue
+        shown = ", ".join(f"`{name}`" for name in missing)
+        rule = f"{result.id}/{IDIOMS_NOT_FOUND}"
+        findings = result.findings
+        if rule not in config.disabled:
+            names = "; ".join(f"{name} = {', '.join(vocab[name])}" for name in missing)  # type: ignore[index]
+            findings = (*findings, Finding(
+                rule=rule,
+                severity=config.severities.get(rule, Severity.CONSIDER),
+                title=f"{result.id} is blind here: none of its configured {shown} occur in this code base",
+                message=(
+                    f"{result.id} found nothing to check, and no TypeScript file of the base tree names any of "
+                    f"these ({names}). `n/a` here means the family did not know what to look for, not that the "
+                    f"patch is safe: set the code base's own names under [rules.{result.id}]."
+                ),
+                location=None,
+                anchor=f"{rule}:{','.join(missing)}",
+            ))
+        summary = f"{result.summary}; none of its configured {shown} occur in the base tree, so it could not look"
+        out.append(dataclasses.replace(result, summary=summary, findings=findings))
+    return out
 
 
 def _changed_blobs(changeset: ChangeSet) -> dict[str, bytes]:

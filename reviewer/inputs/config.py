@@ -29,7 +29,7 @@ from reviewer.errors import ReviewerError
 from reviewer.gate.limits import Limits, shown
 from reviewer.report.model import Severity
 from reviewer.engine.api import Family
-from reviewer.engine.registry import locked_reason
+from reviewer.engine.registry import family_group, locked_reason
 
 CONFIG_PATH = "reviewer.toml"
 _BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
@@ -153,7 +153,8 @@ def build_config(raw: Mapping[str, Any], families: tuple[Family, ...], source: s
         raise ReviewerError(
             f"{where} unknown table(s) {sorted(unknown_tables)}; expected [rules.<family>], [severity], [disable], [limits]"
         )
-    check_ids = {spec.id for f in families for spec in f.checks}
+    # Every check a family's catalog entry names, the engine's idioms-not-found note included.
+    check_ids = {spec.id for f in families for spec in family_group(f).checks}
     options = _options(raw, families, where)
     severities = _severities(raw, families, check_ids, where)
     disabled = _disabled(raw, families, check_ids, where)

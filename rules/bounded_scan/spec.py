@@ -19,6 +19,7 @@ OPTIONS: tuple[Option, ...] = (
         ["SessionExecutionTable", "SessionInputTable"],
         Kind.NAMES,
         'Tables whose rows belong to many entities and are read by recovery/wake scans.',
+        vocabulary=True,
     ),
     Option(
         'bound',

@@ -17,18 +17,21 @@ OPTIONS: tuple[Option, ...] = (
         ["SessionExecutionClaim.clear", "SessionExecutionClaim.release", "SessionExecutionClaim.consumeSuspended"],
         Kind.NAMES,
         "Calls that delete the claim row (release the Session's lock).",
+        vocabulary=True,
     ),
     Option(
         'renew',
         ["SessionExecutionClaim.renew", "SessionExecutionClaim.update"],
         Kind.NAMES,
         "Calls that extend the lease (opencode's own claim module spells it `update`).",
+        vocabulary=True,
     ),
     Option(
         'interrupt_hooks',
         ["interruptedCommit"],
         Kind.NAMES,
         'Commit-hook properties run while an interruption is committed.',
+        vocabulary=True,
     ),
     Option(
         'interrupt_events',
@@ -71,6 +74,7 @@ OPTIONS: tuple[Option, ...] = (
         ["SessionExecutionClaim.acquire", "SessionExecutionClaim.takeover"],
         Kind.NAMES,
         "Acquisition calls: a release after one of these in the same function rolls back a claim that never ran (e.g. the coordinator refused to start it), which is not a run's release.",
+        vocabulary=True,
     ),
     Option(
         'stale_claim_cleanup',
@@ -167,6 +171,7 @@ OPTIONS: tuple[Option, ...] = (
         "SESSION_EXECUTION_LEASE_MS",
         Kind.TEXT,
         "The constant holding the claim's lease in milliseconds; renewal periods are compared with it.",
+        vocabulary=True,
     ),
     Option(
         'lease_ms_fallback',

@@ -17,12 +17,14 @@ OPTIONS: tuple[Option, ...] = (
         ["SessionEvent.Step.Ended", "Step.Ended"],
         Kind.NAMES,
         'Events that end a step successfully (first argument of a publish).',
+        vocabulary=True,
     ),
     Option(
         'failure_events',
         ["SessionEvent.Step.Failed", "Step.Failed"],
         Kind.NAMES,
         'Events that end a step with a failure (first argument of a publish).',
+        vocabulary=True,
     ),
     Option(
         'failure_cases',
@@ -35,6 +37,7 @@ OPTIONS: tuple[Option, ...] = (
         ["terminalCommit"],
         Kind.NAMES,
         'Commit-hook properties run when a terminal event commits.',
+        vocabulary=True,
     ),
     Option(
         'phase_key',
@@ -53,6 +56,7 @@ OPTIONS: tuple[Option, ...] = (
         ["failUnsettledTools", "awaitToolFibers"],
         Kind.NAMES,
         'Calls that settle tool outcomes; all must precede a terminal commit on its path.',
+        vocabulary=True,
     ),
     Option(
         'hook_paths',
