@@ -85,7 +85,7 @@ def _summary(t: _Tally, opts: Options) -> str:
         not_scan = "a scan" if t.pinned == 1 else "scans"
         parts.append(f"{_plural(t.pinned, 'query', 'queries')} pinned to one entity (not {not_scan})")
     if t.unchanged_issues:
-        parts.append(f"{_plural(t.unchanged_issues, 'pre-existing issue')} in unchanged queries, not reported")
+        parts.append(f"{_plural(t.unchanged_issues, 'pre-existing issue')} in unchanged queries")
     return "; ".join(parts) + f" (bound {opts.bound}; {_plural(t.changed, 'changed query', 'changed queries')})"
 
 
@@ -158,9 +158,11 @@ def run(ctx: "ReviewContext") -> Outcome:
 def _keep(findings: list[Finding], tally: _Tally, finding: Finding | None, touched: bool) -> None:
     if finding is None:
         return
-    if touched:
+    # Reported either way: scope decides what is the patch's, and an issue in
+    # an unchanged query is shown as pre-existing (or counted by --scope all).
+    if touched or finding.severity is not Severity.CONSIDER:
         findings.append(finding)
-    elif finding.severity is not Severity.CONSIDER:
+    if not touched and finding.severity is not Severity.CONSIDER:
         tally.unchanged_issues += 1
 
 
