@@ -90,7 +90,7 @@ def idioms_not_found_check(family_id: str) -> CheckSpec:
     return CheckSpec(
         id=f"{family_id}/{IDIOMS_NOT_FOUND}",
         severity=Severity.CONSIDER,
-        title=f"{family_id} is blind here: its configured names do not occur in this code base",
+        title=f"{family_id}: configured names that name nothing in this code base",
         summary=(
             f"The {family_id} family found nothing to check, and none of the names of one or more of its "
             "vocabulary options occurs in the base tree's TypeScript, so `n/a` means \"not looked for\", not \"safe\"."

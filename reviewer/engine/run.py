@@ -137,16 +137,17 @@ def _say_when_blind(
             findings = (*findings, Finding(
                 rule=rule,
                 severity=config.severities.get(rule, Severity.CONSIDER),
-                title=f"{result.id} is blind here: none of its configured {shown} occur in this code base",
+                title=f"{result.id}: configured {shown} name nothing in this code base",
                 message=(
                     f"{result.id} found nothing to check, and no TypeScript file of the base tree names any of "
-                    f"these ({names}). `n/a` here means the family did not know what to look for, not that the "
-                    f"patch is safe: set the code base's own names under [rules.{result.id}]."
+                    f"these ({names}), so the checks that look for them cannot fire here: `n/a` may mean the "
+                    f"family did not know what to look for, not that the patch is safe. Set the code base's own "
+                    f"names under [rules.{result.id}]."
                 ),
                 location=None,
                 anchor=f"{rule}:{','.join(missing)}",
             ))
-        summary = f"{result.summary}; none of its configured {shown} occur in the base tree, so it could not look"
+        summary = f"{result.summary}; configured {shown} name nothing in the base tree, so it could not look for them"
         out.append(dataclasses.replace(result, summary=summary, findings=findings))
     return out
 
