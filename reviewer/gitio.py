@@ -336,12 +336,14 @@ class Repo:
 
     def grep_words(self, tree: str, words: list[str], suffixes: tuple[str, ...]) -> set[str]:
         """Which of `words` occur as whole words in the files of `tree` with one of `suffixes` (one process)."""
-        wanted = sorted({w for w in words if w})
+        # One word per line on stdin (`-f -`): no length limit from the command line, and a
+        # word can never be read as an option. A word holding a line break would be two.
+        wanted = sorted({w for w in words if w and "\n" not in w and "\r" not in w and "\0" not in w})
         if not wanted:
             return set()
-        patterns = [arg for w in wanted for arg in ("-e", w)]
         specs = [f"*{suffix}" for suffix in suffixes]
-        res = self.run("grep", "-F", "-w", "-o", "-h", "-I", "--no-color", *patterns, tree, "--", *specs, check=False)
+        res = self.run("grep", "-F", "-w", "-o", "-h", "-I", "--no-color", "-f", "-", tree, "--", *specs,
+                       stdin="\n".join(wanted).encode() + b"\n", check=False)
         if res.returncode not in (0, 1):
             raise GitError(f"git grep failed: {res.last_error_line}")
         found = {line.decode("utf-8", "replace") for line in res.stdout.splitlines()}

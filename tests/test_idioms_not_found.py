@@ -83,3 +83,20 @@ def test_a_family_with_something_to_check_is_never_called_blind(tmp_path) -> Non
     report = _review(tmp_path, base, patched)
     scan = next(i for i in report.invariants if i.id == "bounded-scan")
     assert scan.status is InvariantStatus.VIOLATED and "could not look" not in scan.summary
+
+
+def test_a_huge_name_list_is_one_grep_on_stdin(tmp_path) -> None:
+    """200,000 configured names: no "argument list too long", the note still names the option."""
+    names = ", ".join(f'"Claim{i}.clear"' for i in range(200_000))
+    report = _review(tmp_path, {"src/a.ts": "export const a = 1\n"}, {"src/a.ts": "export const a = 2\n"},
+                     f"[rules.lease-renewal]\nrelease = [{names}]\n")
+    assert "`release`" in _lease(report).summary
+
+
+def test_a_name_with_a_nul_byte_is_refused_with_the_config(tmp_path) -> None:
+    import pytest
+    from reviewer.errors import ReviewerError
+
+    with pytest.raises(ReviewerError, match="must not hold a NUL byte"):
+        _review(tmp_path, {"src/a.ts": "export const a = 1\n"}, {"src/a.ts": "export const a = 2\n"},
+                '[rules.lease-renewal]\nrelease = ["Claim\\u0000clear"]\n')

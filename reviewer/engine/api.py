@@ -119,6 +119,8 @@ class Option:
         kind = self.kind
         if kind in (Kind.NAMES, Kind.GLOBS):
             ok = isinstance(value, list) and all(isinstance(v, str) for v in value)
+            if ok and any("\0" in v or "\n" in v for v in value):
+                return "must not hold a NUL byte or a line break in a name"
             return None if ok else f"must be {kind.value}"
         if kind is Kind.TEXT:
             return None if isinstance(value, str) else "must be a string"

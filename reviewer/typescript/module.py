@@ -71,6 +71,11 @@ class Module:
     root: ts.Node = dc_field(repr=False, compare=False)
     program: "Program" = dc_field(repr=False, compare=False)
 
+    def declaration_lines(self, name: str) -> tuple[int, int] | None:
+        """1-based (first, last) line of the top-level declaration of `name`, or None when this file declares none."""
+        node = self.declarations.get(name)
+        return (node.start_point[0] + 1, node.end_point[0] + 1) if node is not None else None
+
     @cached_property
     def _index(self) -> "ModuleIndex":
         return walk.build_index(self)

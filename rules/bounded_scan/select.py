@@ -7,13 +7,14 @@ key judged for fairness.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from reviewer.report.model import Finding, Location
 from reviewer.engine.api import Options
 from reviewer.rules.bounded_scan.chains import Query, callee_name, loc, owner_label, resolve_column, table_label
-from reviewer.rules.bounded_scan.where import pins_entity
+from reviewer.rules.bounded_scan.where import helper_function, pins_entity
 
 if TYPE_CHECKING:
     from reviewer.engine.context import ReviewContext
@@ -23,16 +24,51 @@ if TYPE_CHECKING:
 # ---------------------------------------------------------------- bounds
 
 
+# Globals that name "no bound at all" (or one too large to mean anything).
+_UNBOUNDED_GLOBALS = {
+    "Infinity": math.inf,
+    "Number.POSITIVE_INFINITY": math.inf,
+    "Number.MAX_SAFE_INTEGER": float(2**53 - 1),
+    "Number.MAX_VALUE": math.inf,
+}
+
+
 def fold_number(program: "Program", expr: "Expr") -> float | None:
-    """The value of a `.limit(..)` argument: literal, constant (across imports), arithmetic, `Math.*`."""
+    """The value of a `.limit(..)` argument: literal, constant (across imports), arithmetic, `Math.*`.
+
+    None when it does not fold to a number, or folds to NaN (no bound proven either way).
+    """
+    if expr.normalized in _UNBOUNDED_GLOBALS:
+        return _UNBOUNDED_GLOBALS[expr.normalized]
     value = program.fold(expr)
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return None
-    return float(value)
+    value = float(value)
+    return None if math.isnan(value) else value
 
 
 def _fmt(value: float) -> str:
+    if math.isinf(value):
+        return "Infinity" if value > 0 else "-Infinity"
     return str(int(value)) if value == int(value) else f"{value:g}"
+
+
+def bound_sources(program: "Program", module: "Module | None", expr: "Expr") -> list[Location]:
+    """Where a named bound is declared (`BATCH_SIZE`, `Limits.PAGE`), so a patch that only
+    changes the constant is judged as changing the scan."""
+    name = expr.member_path
+    if module is None or not name:
+        return []
+    head, _, rest = name.partition(".")
+    imp = module.imports.get(head)
+    target, declared = module, head
+    if imp is not None and imp.module:
+        target = program.module(imp.module)
+        declared = rest if imp.imported == "*" and rest else imp.imported
+    lines = target.declaration_lines(declared) if target is not None else None
+    if lines is None:
+        return []
+    return [Location(target.path, lines[0], lines[1], f"`{declared}`: the bound's declaration")]
 
 
 # ---------------------------------------------------------------- order
@@ -86,6 +122,22 @@ class ScanResult:
     findings: tuple[Finding, ...] = ()
 
 
+def where_helpers(program: "Program", module: "Module | None", query: Query) -> list[Location]:
+    """Helpers that build the query's `where` (`pendingFor(id)`): a patch that only edits one
+    of them changes what the scan reads."""
+    where = query.step("where")
+    if where is None or not where.args:
+        return []
+    arg = where.args[0]
+    calls = ([arg.call] if arg.call is not None else []) + [c for c in arg.calls if c is not arg.call]
+    out: list[Location] = []
+    for call in calls:
+        fn = helper_function(program, module, call, query.enclosing)
+        if fn is not None:
+            out.append(Location(fn.path, fn.line, fn.end_line, f"`{fn.name or call.callee_text}`: builds this query's `where`"))
+    return out
+
+
 def check_select(ctx: "ReviewContext", module: "Module | None", query: Query, opts: Options) -> ScanResult:
     program = ctx.program
     if any(m in opts.single_row_terminals for m in query.methods):
@@ -107,6 +159,7 @@ def check_select(ctx: "ReviewContext", module: "Module | None", query: Query, op
                 "attempts column."
             ),
             location=loc(query),
+            related=tuple(where_helpers(program, module, query)),
             failure_sequence=(
                 f"rows pile up in {query.table} while the service is down or its wakes keep failing",
                 "the next pass loads the whole backlog in one query",
@@ -120,6 +173,7 @@ def check_select(ctx: "ReviewContext", module: "Module | None", query: Query, op
     bound_expr = limit.args[0]
     limit_loc = Location(query.path, bound_expr.line, bound_expr.end_line, f"`.limit({bound_expr.normalized})`")
     value = fold_number(program, bound_expr)
+    sources = bound_sources(program, module, bound_expr)
     shown = bound_expr.normalized
     bound_text = shown if value is None or shown == _fmt(value) else f"{shown} = {_fmt(value)}"
     if value is None:
@@ -132,7 +186,26 @@ def check_select(ctx: "ReviewContext", module: "Module | None", query: Query, op
                     f"bound of {opts.bound} rows per pass is not proven."
                 ),
                 location=loc(query),
-                related=(limit_loc,),
+                related=(limit_loc, *sources),
+                anchor=f"{query.anchor}|limit",
+            )
+        )
+    elif value < 0:
+        findings.append(
+            ctx.finding(
+                "bound-too-large",
+                title=f"Scan bound `.limit({shown})` is negative in {owner}: no limit at all",
+                message=(
+                    f"The scan of {table} is limited by `.limit({bound_text})`; SQLite reads a negative LIMIT as "
+                    f"no limit, so one pass reads every matching row instead of at most {opts.bound}."
+                ),
+                location=loc(query),
+                related=(limit_loc, *sources),
+                failure_sequence=(
+                    "a backlog builds up",
+                    "one pass loads every matching row at once",
+                    "the burst of writes and wakes stalls the runner and the database",
+                ),
                 anchor=f"{query.anchor}|limit",
             )
         )
@@ -146,7 +219,7 @@ def check_select(ctx: "ReviewContext", module: "Module | None", query: Query, op
                     f"{opts.bound} rows per pass."
                 ),
                 location=loc(query),
-                related=(limit_loc,),
+                related=(limit_loc, *sources),
                 failure_sequence=(
                     f"a backlog of more than {opts.bound} rows builds up",
                     f"one pass loads and processes up to {_fmt(value)} rows at once",
