@@ -4,7 +4,7 @@ Configured tables name the scans a maintainer knows about; a restart path
 that lists every suspended row of some other table is the same defect. A
 *recovery entry point* is a function (or an object property holding one)
 whose name matches the `recovery_entries` pattern, in a changed scan-path
-file. Its calls are followed `max_helper_depth` deep: to the definition the
+file or in a scan-path file that imports one. Its calls are followed `max_helper_depth` deep: to the definition the
 model resolves, else, for `x.m()` on a value the model cannot follow (a
 service taken from a context), to functions named `m` in the modules the
 caller imports. Every select chain in a reached function is judged like a
@@ -15,9 +15,12 @@ fairness needs an attempts column such a table may not have.
 from __future__ import annotations
 
 import dataclasses
+import posixpath
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Iterator
 
+from reviewer.change.changeset import is_typescript
+from reviewer.engine import globs
 from reviewer.engine.api import Options
 from reviewer.report.model import Finding, Location
 from reviewer.rules.bounded_scan.chains import Query, queries
@@ -43,6 +46,28 @@ class Reach:
                          f"recovery entry point `{self.entry.name}` (runs at start-up or restart)")
         hops = tuple(Location(c.path, c.line, c.end_line, f"`{c.callee_text}` leads to the scan") for c in self.calls)
         return (first, *hops)
+
+
+def importers(ctx: "ReviewContext", modules: list["Module"], opts: Options) -> list["Module"]:
+    """Unchanged scan-path modules that import a changed one: their entry points may reach
+    a helper the patch changed (the restart code untouched, its scan loosened)."""
+    changed = {m.path for m in modules}
+    stems = {posixpath.splitext(posixpath.basename(p))[0] for p in changed}
+    found: set[str] = set()
+    for pattern in opts.scan_paths:
+        for path in ctx.patched.paths(globs.literal_prefix(pattern)):
+            if path not in changed and is_typescript(path) and globs.matches(path, (pattern,)):
+                found.add(path)
+    out: list["Module"] = []
+    for path in sorted(found):
+        text = ctx.patched.text(path) or ""
+        # Cheap first: a file that never spells a changed file's name cannot import it.
+        if not any(stem in text for stem in stems):
+            continue
+        module = ctx.program.module(path)
+        if module is not None and any(imp.module in changed for imp in module.imports.values()):
+            out.append(module)
+    return out
 
 
 def entry_points(modules: list["Module"], opts: Options) -> list["Function"]:
@@ -105,7 +130,7 @@ def role_scans(ctx: "ReviewContext", modules: list["Module"], opts: Options) -> 
     Reads over configured tables are left to the main run, which judges them whole.
     """
     program = ctx.program
-    entries = entry_points(modules, opts)
+    entries = entry_points([*modules, *importers(ctx, modules, opts)], opts)
     findings: list[Finding] = []
     judged: set[tuple[str, int]] = set()
     for entry in entries:
