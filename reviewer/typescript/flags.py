@@ -1,14 +1,29 @@
-"""Boolean flags a path sets, and the guards they switch off.
+"""Boolean flags a failure path sets, and the guards they switch off.
 
-A failure path often records itself in a flag (`failed = true`,
-`this.aborted = true`, `state.done = true`, directly or in a helper it calls),
-and later code tests it (`if (!failed)`, `if (failed) return`, `if
-(!hasFailed())` where `hasFailed` returns the flag, `failed === false`).
-`flags_set(call)` names the flags set to a literal `true` on every path
-through a call; `switched_off(later, flags, after)` says whether `later` runs
-under a guard, tested after `after`, that is false whenever those flags are
-true. Anything it cannot follow (a getter it cannot resolve, a flag written
-with another value anywhere) is unknown: the guard is then taken to admit.
+A failure path may record itself in a flag and later code test it:
+
+    let failed = false                    // or a class field read as `this.failed`
+    ...
+    failed = true                         // before the failure publish, same function
+    yield* events.publish(Step.Failed, ..)
+    ...
+    if (!failed) yield* events.publish(Step.Ended, ..)
+
+Only that narrow shape counts, and anything else is unknown (the guard is then
+taken to admit, so the finding stays):
+
+- a flag is a local variable declared with `let` inside a function (resolved
+  by block scope, and declared nowhere else in its scope), or a `this.<name>`
+  property of a class instance;
+- it is set by an expression statement `flag = true` that comes before the
+  failure publish, in the publish's own block or an enclosing one, within the
+  same function (for a failure helper: before the publish inside the helper);
+  a setter function called instead, or an assignment after the publish, does
+  not count;
+- it is written nowhere (in its scope, or for a property in any file read)
+  with anything but `= true`; for `this.<name>` also no bracket writes, no
+  `Object.assign` and the like, and `this` never handed out;
+- a getter in the guard is followed only through the model's `function_of`.
 """
 
 from __future__ import annotations
@@ -21,7 +36,7 @@ import tree_sitter as ts
 from reviewer.typescript import syntax as sx
 from reviewer.typescript.conditions import Atom, evaluate
 from reviewer.typescript.endings import exits, statement_of
-from reviewer.typescript.expressions import Call, Expr, Function, _parts
+from reviewer.typescript.expressions import Call, Expr, _parts
 from reviewer.typescript.module import Module
 from reviewer.typescript.statements import _STATEMENT_LISTS, _statements, guard_path
 
@@ -32,22 +47,233 @@ if TYPE_CHECKING:
 _MAX_DEPTH = 4
 _EQUALITY = {"===": True, "==": True, "!==": False, "!=": False}
 
+# Nodes that open a scope for `let`, `const`, `class` and block-level functions.
+_BLOCKS = frozenset({"statement_block", "program", "switch_body", "for_statement", "for_in_statement", "class_body"})
+# Wrappers between a pattern's name and the assignment that writes it.
+_PATTERN_WRAPPERS = frozenset(
+    {
+        "array_pattern",
+        "object_pattern",
+        "pair_pattern",
+        "assignment_pattern",
+        "object_assignment_pattern",
+        "rest_pattern",
+        "array",
+        "object",
+        "pair",
+        "spread_element",
+        "parenthesized_expression",
+        "non_null_expression",
+        "as_expression",
+        "satisfies_expression",
+        "type_assertion",
+    }
+)
+# Calls that may write any property of their arguments.
+_OBJECT_WRITERS = frozenset(
+    {
+        "Object.assign",
+        "Object.defineProperty",
+        "Object.defineProperties",
+        "Object.setPrototypeOf",
+        "Reflect.set",
+        "Reflect.defineProperty",
+        "Reflect.deleteProperty",
+        "Reflect.setPrototypeOf",
+    }
+)
+
 
 @dataclass(frozen=True)
 class Flag:
-    """A variable or property: `name` as written (`failed`, `this.failed`, `state.failed`),
-    `scope` the id of the node declaring it (its function, or class for `this.`; None: module level)."""
+    """A `let` variable (`name` as written, `scope` the id of the node declaring it) or a
+    `this.<name>` property (`name` is `this.x`, `scope` the id of the class, or of the
+    function whose own `this` it is)."""
 
     path: str
-    scope: int | None
+    scope: int
     name: str
+
+
+# ------------------------------------------------------------------ declarations and bindings
+
+
+@dataclass(frozen=True)
+class _Declaration:
+    name: str
+    node: ts.Node  # the declared name
+    scope: ts.Node  # the node whose scope holds it
+    kind: str  # "let", "const", "var", "parameter", "function", "class", "catch", "import"
+    value: ts.Node | None  # a variable's initializer
+
+
+def _declarations(module: Module) -> dict[str, list[_Declaration]]:
+    """Every declaration in the module by name (memoized)."""
+    memo = module.index.__dict__.get("_flag_declarations")
+    if memo is not None:
+        return memo
+    out: dict[str, list[_Declaration]] = {}
+
+    def add(name_node: ts.Node, scope: ts.Node, kind: str, value: ts.Node | None = None) -> None:
+        for ident in _pattern_names(name_node):
+            out.setdefault(sx.text(ident), []).append(_Declaration(sx.text(ident), ident, scope, kind, value))
+
+    stack = [module.root]
+    while stack:
+        node = stack.pop()
+        stack.extend(node.named_children)
+        kind = node.type
+        if kind in ("lexical_declaration", "variable_declaration"):
+            keyword = node.children[0].type if node.children else ""
+            scope = _block_of(module, node) if kind == "lexical_declaration" else _function_scope_of(module, node)
+            if scope is None:
+                continue
+            for declarator in node.named_children:
+                if declarator.type != "variable_declarator":
+                    continue
+                name = sx.field(declarator, "name")
+                if name is not None:
+                    add(name, scope, keyword if keyword in ("let", "const") else "var", sx.field(declarator, "value"))
+        elif kind == "for_in_statement" and sx.field(node, "kind") is not None:
+            left = sx.field(node, "left")
+            if left is not None:
+                keyword = sx.text(sx.field(node, "kind"))
+                add(left, node, "var" if keyword == "var" else "const")
+        elif sx.is_function(node):
+            parameters = sx.field(node, "parameters")
+            if parameters is not None:
+                for parameter in parameters.named_children:
+                    pattern = sx.field(parameter, "pattern") or (
+                        parameter if parameter.type in ("identifier", "object_pattern", "array_pattern") else None
+                    )
+                    if pattern is not None:
+                        add(pattern, node, "parameter")
+            single = sx.field(node, "parameter")  # `x => ..`
+            if single is not None:
+                add(single, node, "parameter")
+            name = sx.field(node, "name")
+            if name is not None and name.type == "identifier":
+                if node.type in ("function_declaration", "generator_function_declaration"):
+                    scope = _block_of(module, node)
+                    if scope is not None:
+                        add(name, scope, "function")
+                else:
+                    add(name, node, "function")
+        elif kind in ("class_declaration", "class", "abstract_class_declaration"):
+            name = sx.field(node, "name")
+            if name is not None:
+                scope = _block_of(module, node) if kind != "class" else node
+                if scope is not None:
+                    out.setdefault(sx.text(name), []).append(_Declaration(sx.text(name), name, scope, "class", None))
+        elif kind == "catch_clause":
+            parameter = sx.field(node, "parameter")
+            if parameter is not None:
+                add(parameter, node, "catch")
+        elif kind in ("import_specifier", "namespace_import", "import_clause"):
+            for child in node.named_children:
+                if child.type == "identifier":
+                    add(child, module.root, "import")
+            alias = sx.field(node, "alias")
+            if alias is not None and alias.type == "identifier":
+                add(alias, module.root, "import")
+        elif kind in ("enum_declaration", "module", "internal_module", "import_alias"):
+            name = sx.field(node, "name") or next((c for c in node.named_children if c.type == "identifier"), None)
+            if name is not None and name.type == "identifier":
+                scope = _block_of(module, node)
+                if scope is not None:
+                    add(name, scope, "other")
+    module.index.__dict__["_flag_declarations"] = out
+    return out
+
+
+def _pattern_names(node: ts.Node) -> list[ts.Node]:
+    """The names a binding pattern declares (`x`, `{ a, b: c = 1 }`, `[d, ...e]`)."""
+    out: list[ts.Node] = []
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        if current.type in ("identifier", "shorthand_property_identifier_pattern"):
+            out.append(current)
+        elif current.type == "pair_pattern":
+            value = sx.field(current, "value")
+            if value is not None:
+                stack.append(value)
+        elif current.type in ("assignment_pattern", "object_assignment_pattern"):
+            left = sx.field(current, "left") or (current.named_children[0] if current.named_children else None)
+            if left is not None:
+                stack.append(left)
+        elif current.type in ("object_pattern", "array_pattern", "rest_pattern"):
+            stack.extend(current.named_children)
+    return out
+
+
+def _block_of(module: Module, node: ts.Node) -> ts.Node | None:
+    for parent in module.index.ancestors(node):
+        if parent.type in _BLOCKS or sx.is_function(parent):
+            return parent
+    return None
+
+
+def _function_scope_of(module: Module, node: ts.Node) -> ts.Node | None:
+    for parent in module.index.ancestors(node):
+        if sx.is_function(parent) or parent.type == "program":
+            return parent
+    return None
+
+
+def _binding(module: Module, node: ts.Node) -> _Declaration | None:
+    """The declaration an identifier refers to: the one whose scope is nearest around it, or
+    None when none is, when that scope declares the name twice, or when the name is declared
+    again anywhere inside that scope (a shadow somewhere between: too easy to misread)."""
+    name = sx.text(node)
+    candidates = _declarations(module).get(name, [])
+    if not candidates:
+        return None
+    by_scope: dict[int, list[_Declaration]] = {}
+    for declaration in candidates:
+        by_scope.setdefault(declaration.scope.id, []).append(declaration)
+    for scope in (node, *module.index.ancestors(node)):
+        found = by_scope.get(scope.id)
+        if not found:
+            continue
+        if len(found) != 1:
+            return None
+        declaration = found[0]
+        inside = [d for d in candidates if d is not declaration and sx.contains(scope, d.node)]
+        return None if inside else declaration
+    return None
+
+
+def _this_owner(module: Module, node: ts.Node) -> ts.Node | None:
+    """What `this` denotes at `node`: a non-static class member's instance (the class node),
+    or the nearest non-arrow function's own receiver (that function); None at module level."""
+    for parent in module.index.ancestors(node):
+        if parent.type == "arrow_function":
+            continue
+        if parent.type == "method_definition":
+            if any(c.type == "static" for c in parent.children):
+                return parent
+            continue
+        if parent.type in ("public_field_definition", "field_definition"):
+            if any(c.type == "static" for c in parent.children):
+                return parent
+            continue
+        if parent.type == "class_body":
+            continue
+        if parent.type in ("class_declaration", "class", "abstract_class_declaration"):
+            return parent
+        if sx.is_function(parent):
+            return parent
+        if parent.type == "program":
+            return None
+    return None
 
 
 # ------------------------------------------------------------------ naming a flag
 
 
 def flag_of(expr: Expr) -> Flag | None:
-    """The flag an identifier or member path (`x`, `this.x`, `obj.x`) names, else None."""
+    """The flag an identifier (`x`, a `let` local) or `this.x` names, else None."""
     return _flag_at(expr._module, expr._node)
 
 
@@ -56,43 +282,31 @@ def _flag_at(module: Module, node: ts.Node | None) -> Flag | None:
     if node is None:
         return None
     if node.type == "identifier":
-        return Flag(module.path, _declaring_scope(module, node, sx.text(node)), sx.text(node))
+        declaration = _binding(module, node)
+        if declaration is None or declaration.kind != "let" or declaration.node.type != "identifier":
+            return None
+        if declaration.scope.type == "program" or module.index.enclosing_function(declaration.node) is None:
+            return None  # a module-level variable: not a local of an enclosing function
+        return Flag(module.path, declaration.scope.id, sx.text(node))
     if node.type != "member_expression":
         return None
-    name = sx.dotted_path(node)
-    split = sx.member_segments(node)
-    if name is None or split is None or split[0] is None:
+    target = sx.field(node, "object")
+    prop = sx.field(node, "property")
+    if target is None or target.type != "this" or prop is None or prop.type != "property_identifier":
         return None
-    root = split[0]
-    if root.type == "this":
-        owner = next((a for a in module.index.ancestors(node) if a.type in ("class_declaration", "class")), None)
-        return Flag(module.path, owner.id if owner is not None else None, name)
-    return Flag(module.path, _declaring_scope(module, root, sx.text(root)), name)
-
-
-def _declaring_scope(module: Module, node: ts.Node, name: str) -> int | None:
-    """The function that declares `name` as seen from `node` (None: module level or undeclared)."""
-    index = module.index
-    function = index.enclosing_function(node)
-    while function is not None:
-        if name in index._bound.get(function._node.id, ()):
-            return function._node.id
-        function = function.parent
-    return None
+    owner = _this_owner(module, target)
+    if owner is None:
+        return None
+    return Flag(module.path, owner.id, f"this.{sx.text(prop)}")
 
 
 # ------------------------------------------------------------------ what a path sets
 
 
-def flags_set(call: Call, until: Call | None = None) -> frozenset[Flag]:
-    """Flags set to a literal `true` on every path through `call`, within its function.
-
-    An assignment `flag = true` (or a call of a function whose body sets it
-    unconditionally) in a statement before the call's statement, in its own
-    block or an enclosing one, or after it in its own block with only
-    expression statements between (and, given `until`, ending before it).
-    """
-    module, node = _parts(call)
+def flags_set(call: Call) -> frozenset[Flag]:
+    """Flags set to a literal `true` before `call` on every path to it, within its function:
+    a statement `flag = true;` before the call's statement, in its own block or an enclosing one."""
+    module, _ = _parts(call)
     statement = statement_of(call)
     if statement is None:
         return frozenset()
@@ -106,60 +320,27 @@ def flags_set(call: Call, until: Call | None = None) -> frozenset[Flag]:
             position = next((i for i, s in enumerate(statements) if s.id == current.id), None)
             if position is not None:
                 for before in statements[:position]:
-                    out |= _sets_in_statement(module, before)
-                if current.id == statement._node.id:  # the call's own block runs on after it
-                    for after in statements[position + 1:]:
-                        if after.type != "expression_statement":
-                            break
-                        if until is not None and after.end_byte > until._node.start_byte:
-                            break
-                        out |= _sets_in_statement(module, after)
+                    flag = _set_by(module, before)
+                    if flag is not None:
+                        out.add(flag)
         current = parent
     return frozenset(out)
 
 
-def _sets_in_statement(module: Module, statement: ts.Node, follow: bool = True) -> set[Flag]:
-    """`flag = true;` or `setter()` / `yield* setter()` / `await setter()` as a whole statement."""
+def _set_by(module: Module, statement: ts.Node) -> Flag | None:
+    """The flag a statement `flag = true;` sets (only that: no setter call, no `yield*` around it)."""
     if statement.type != "expression_statement":
-        return set()
+        return None
     expression = sx.strip(next(iter(sx.named(statement)), None))
-    while expression is not None and expression.type in ("yield_expression", "await_expression"):
-        expression = sx.strip(next(iter(sx.named(expression)), None))
-    if expression is None:
-        return set()
-    if expression.type == "assignment_expression":
-        return _sets_in_expression(module, expression)
-    if follow and expression.type == "call_expression":
-        callee = sx.field(expression, "function")
-        function = module.program.function_of(Expr(module, callee)) if callee is not None else None
-        if function is not None:
-            return _sets_unconditionally(function)
-    return set()
-
-
-def _sets_unconditionally(function: Function) -> set[Flag]:
-    """Flags a function's body sets on every path: top-level statements before any that may leave it."""
-    module, node = function._module, function._node
-    body = sx.field(node, "body")
-    if body is None:
-        return set()
-    if body.type != "statement_block":
-        return _sets_in_expression(module, body)  # `() => (failed = true)`
-    out: set[Flag] = set()
-    for statement in _statements(body):
-        if statement.type != "expression_statement":
-            break
-        out |= _sets_in_statement(module, statement, follow=False)
-    return out
-
-
-def _sets_in_expression(module: Module, node: ts.Node) -> set[Flag]:
-    expression = sx.strip(node)
     if expression is None or expression.type != "assignment_expression":
-        return set()
+        return None
+    left = sx.field(expression, "left")
     value = sx.strip(sx.field(expression, "right"))
-    flag = _flag_at(module, sx.field(expression, "left"))
-    return {flag} if flag is not None and value is not None and value.type == "true" else set()
+    if left is None or value is None or value.type != "true":
+        return None
+    if left.type not in ("identifier", "member_expression"):
+        return None
+    return _flag_at(module, left)
 
 
 # ------------------------------------------------------------------ what a guard then says
@@ -169,12 +350,10 @@ def switched_off(later: Call, flags: Iterable[Flag], after: Call, paths: Iterabl
     """`later` cannot run after `after` once `flags` are true: a guard on it,
     tested after `after` ends, is false whenever they are.
 
-    Flags written with any other value than `true` (outside their declaration)
-    in `paths` or their own file are not trusted. Getters (`hasFailed()`,
-    `obj.isDone()`) are followed to what every one of their exits returns,
-    found as local or imported functions, else by name among the functions and
-    object members of `paths`; local constants (`const ok = !failed`) only when
-    declared after `after`.
+    Flags written anywhere with anything but `= true` are not trusted (see
+    `_reset`). Getters (`hasFailed()`) are followed through `function_of` only,
+    to what every one of their exits returns; local constants (`const ok =
+    !failed`) only when declared after `after`.
     """
     program = later._module.program
     scope = tuple(sorted(set(paths) | {later.path}))
@@ -182,7 +361,7 @@ def switched_off(later: Call, flags: Iterable[Flag], after: Call, paths: Iterabl
     if not trusted:
         return False
     end = after._node.end_byte
-    world = _World(trusted, after, scope)
+    world = _World(trusted, after)
     for guard in guard_path(later):
         tested = guard.subject if guard.subject is not None else guard.test
         if tested.path != after.path or tested._node.start_byte < end:
@@ -195,10 +374,9 @@ def switched_off(later: Call, flags: Iterable[Flag], after: Call, paths: Iterabl
 class _World:
     """Decides atoms in the world right after `after`, with `flags` true."""
 
-    def __init__(self, flags: frozenset[Flag], after: Call, paths: tuple[str, ...]) -> None:
+    def __init__(self, flags: frozenset[Flag], after: Call) -> None:
         self.flags = flags
         self.after = after
-        self.paths = paths
         self.depth = 0
 
     def decide(self, atom: Atom) -> bool | None:
@@ -235,29 +413,33 @@ class _World:
         if flag is not None and flag in self.flags:
             return True
         if node.type == "identifier":
-            return self._constant(atom.left, sx.text(node))
+            return self._constant(atom.left._module, node)
         return None
 
-    def _constant(self, expr: Expr, name: str) -> bool | None:
-        """`const ok = ...` evaluated after `after` (an earlier one may hold the flag's old value)."""
-        module = expr._module
-        value = module.index.local_constant(expr.enclosing_function, name)
+    def _constant(self, module: Module, node: ts.Node) -> bool | None:
+        """`const ok = ...` declared after `after` (an earlier one may hold the flag's old value)."""
+        declaration = _binding(module, node)
+        if declaration is None or declaration.kind != "const" or declaration.node.type != "identifier":
+            return None
+        value = declaration.value
         if value is None or module.path != self.after.path or value.start_byte < self.after._node.end_byte:
             return None
         return evaluate(Expr(module, value), self.decide)
 
     def _getter(self, module: Module, call: ts.Node) -> bool | None:
-        """What a call without arguments returns: the same answer from every exit of every candidate."""
+        """What a call without arguments returns, when the model resolves the callee to one
+        function: the same answer from every exit. No search by name."""
         callee = sx.field(call, "function")
         if callee is None:
             return None
-        candidates = _functions_named(module, callee, self.paths)
+        function = module.program.function_of(Expr(module, callee))
+        if function is None:
+            return None
         answers: set[bool | None] = set()
-        for function in candidates:
-            for way in exits(function):
-                if way.kind not in ("return", "expression") or way.value is None:
-                    return None
-                answers.add(evaluate(way.value, self.decide))
+        for way in exits(function):
+            if way.kind not in ("return", "expression") or way.value is None:
+                return None
+            answers.add(evaluate(way.value, self.decide))
         if len(answers) != 1:
             return None
         return answers.pop()
@@ -270,78 +452,111 @@ def _boolean(expr: Expr) -> bool | None:
     return None
 
 
-def _functions_named(module: Module, callee: ts.Node, paths: tuple[str, ...]) -> list[Function]:
-    """The function a callee denotes (local or imported), else every function or object member of
-    `paths` with its last name (`publisher.hasFailed` -> members `hasFailed`)."""
-    program = module.program
-    found = program.function_of(Expr(module, callee))
-    if found is not None:
-        return [found]
-    name = sx.property_key(sx.field(callee, "property")) if callee.type == "member_expression" else sx.text(callee)
-    if not name:
-        return []
-    out: dict[int, Function] = {}
-    for member in program.callbacks(name, paths):
-        if member.function is None:
-            return []  # a member we cannot read: no answer
-        out[id(member.function)] = member.function
-    for path in paths:
-        other = program.module(path)
-        if other is None:
-            continue
-        for function in other.functions():
-            if function.name == name and function.kind == "method":
-                out[id(function)] = function
-        declared = other.declared_function(name)
-        if declared is not None:
-            out[id(declared)] = declared
-    return list(out.values())
-
-
 # ------------------------------------------------------------------ resets
 
 
 def _reset(program: "Program", flag: Flag, paths: tuple[str, ...]) -> bool:
-    """`flag` is written with something other than `true` somewhere it could be: its own file
-    (a variable), or any file of `paths` (a property, by its last name)."""
-    member = "." in flag.name
-    last = flag.name.rsplit(".", 1)[-1]
-    where = (flag.path, *paths) if member else (flag.path,)
-    for path in dict.fromkeys(where):
-        module = program.module(path)
-        if module is None:
+    """`flag` may hold something other than `true` after it is set, or cannot be followed."""
+    module = program.module(flag.path)
+    if module is None:
+        return True
+    if flag.name.startswith("this."):
+        return _property_reset(program, module, flag, paths)
+    return _variable_reset(module, flag)
+
+
+def _variable_reset(module: Module, flag: Flag) -> bool:
+    """Any write to the variable other than `flag = true` (its declaration aside): `= x`,
+    `||=`, `++`, a destructuring target, a `for (flag of ..)` head."""
+    scope = next((d.scope for d in _declarations(module).get(flag.name, []) if d.scope.id == flag.scope), None)
+    if scope is None:
+        return True
+    stack = [scope]
+    while stack:
+        node = stack.pop()
+        stack.extend(node.named_children)
+        if node.type not in ("identifier", "shorthand_property_identifier_pattern") or sx.text(node) != flag.name:
             continue
-        for left, is_true in _writes(module):
-            if is_true:
-                continue
-            if member:
-                if left.type == "member_expression" and sx.text(sx.field(left, "property") or left) == last:
-                    return True
-            elif _flag_at(module, left) == flag:
-                return True
+        if any(d.node.id == node.id for d in _declarations(module).get(flag.name, [])):
+            continue
+        if _write_kind(module, node) == "other":
+            return True
     return False
 
 
-def _writes(module: Module) -> list[tuple[ts.Node, bool]]:
-    """Every assignment's target in the module, and whether the value is a literal `true` (memoized)."""
-    memo = module.index.__dict__.get("_flag_writes")
-    if memo is not None:
-        return memo
-    out: list[tuple[ts.Node, bool]] = []
-    stack = [module.root]
-    while stack:
-        node = stack.pop()
-        if node.type in ("assignment_expression", "augmented_assignment_expression"):
-            left = sx.strip(sx.field(node, "left"))
-            value = sx.strip(sx.field(node, "right"))
-            if left is not None:
-                out.append((left, node.type == "assignment_expression" and value is not None and value.type == "true"))
-        elif node.type == "update_expression":
-            argument = sx.strip(sx.field(node, "argument"))
-            if argument is not None:
-                out.append((argument, False))
-        stack.extend(node.named_children)
-    module.index.__dict__["_flag_writes"] = out
-    return out
+def _write_kind(module: Module, node: ts.Node) -> str | None:
+    """How `node` (a name or member) is written: None (read), "true" (`node = true`), "other"."""
+    child = node
+    for parent in module.index.ancestors(node):
+        if parent.type == "assignment_expression":
+            if sx.field(parent, "left") is not None and sx.field(parent, "left").id == child.id:
+                value = sx.strip(sx.field(parent, "right"))
+                plain = child.id == node.id and value is not None and value.type == "true"
+                return "true" if plain else "other"
+            return None
+        if parent.type in ("augmented_assignment_expression", "for_in_statement"):
+            left = sx.field(parent, "left")
+            return "other" if left is not None and left.id == child.id else None
+        if parent.type == "update_expression":
+            return "other"
+        if parent.type == "unary_expression" and parent.children and parent.children[0].type == "delete":
+            return "other"
+        if parent.type not in _PATTERN_WRAPPERS:
+            return None
+        child = parent
+    return None
 
 
+def _property_reset(program: "Program", module: Module, flag: Flag, paths: tuple[str, ...]) -> bool:
+    """For `this.x`: a write of anything but `true` to any `.x` or to a bracket key that may be
+    `x`, in any file read; in the flag's file also a call that writes properties
+    (`Object.assign`, ...) or the same `this` handed out (`const self = this`, `reset(this)`),
+    other than as the receiver argument of `Effect.gen(this, ..)`."""
+    name = flag.name.split(".", 1)[1]
+    for path in dict.fromkeys((flag.path, *paths)):
+        other = program.module(path)
+        if other is None:
+            continue
+        stack = [other.root]
+        while stack:
+            node = stack.pop()
+            stack.extend(node.named_children)
+            if node.type == "member_expression":
+                prop = sx.field(node, "property")
+                if prop is None or sx.text(prop) != name:
+                    continue
+                if _write_kind(other, node) == "other":
+                    return True
+            elif node.type == "subscript_expression":
+                key = sx.strip(sx.field(node, "index"))
+                literal = sx.string_value(key) if key is not None and key.type == "string" else None
+                if key is not None and key.type == "number":
+                    continue
+                if literal is not None and literal != name:
+                    continue
+                if _write_kind(other, node) is not None:
+                    return True
+            elif node.type == "call_expression" and other is module:
+                callee = sx.field(node, "function")
+                if callee is not None and sx.dotted_path(callee) in _OBJECT_WRITERS:
+                    return True
+            elif node.type == "this" and other is module:
+                owner = _this_owner(module, node)
+                if (owner is None or owner.id == flag.scope) and not _this_as_receiver(module, node):
+                    return True
+    return False
+
+
+def _this_as_receiver(module: Module, node: ts.Node) -> bool:
+    """`this.x` (a member read or write), or `Effect.gen(this, ..)`'s first argument."""
+    parent = module.index.parent(node)
+    if parent is None:
+        return False
+    if parent.type == "member_expression" and sx.field(parent, "object") is not None and sx.field(parent, "object").id == node.id:
+        return True
+    if parent.type == "arguments":
+        call = module.index.parent(parent)
+        callee = sx.field(call, "function") if call is not None else None
+        first = next(iter(sx.named(parent)), None)
+        return callee is not None and sx.dotted_path(callee) == "Effect.gen" and first is not None and first.id == node.id
+    return False

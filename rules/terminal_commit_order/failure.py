@@ -9,7 +9,8 @@ from __future__ import annotations
 from typing import Iterable, Mapping, Sequence
 
 from reviewer.report.model import Location
-from reviewer.typescript import Call, Flag, Function, Role, flags_set, jumps_past, switched_off
+from reviewer.typescript import Call, Expr, Flag, Function, Role, flags_set, jumps_past, switched_off
+from reviewer.typescript import syntax as sx
 
 from reviewer.rules import _effect as fx
 from reviewer.rules.terminal_commit_order.scan import Scan, in_scope
@@ -77,7 +78,7 @@ def check_success_after_failure(scan: Scan) -> None:
         if not in_scope(scan, site):
             continue
         checked += 1
-        reason, related = _after_failure(scan, site, failures_by_fn.get(_fn_key(site), []), inside)
+        reason, related = _after_failure(scan, site, failures_by_fn.get(_fn_key(site), []), inside, failure_helpers)
         if reason is None:
             continue
         what = _what(site, success_helpers)
@@ -109,7 +110,11 @@ def _fn_key(call: Call) -> tuple[str, int]:
 
 
 def _after_failure(
-    scan: Scan, site: Call, failure_sites: Sequence[Call], inside: Mapping[str, list[Call]]
+    scan: Scan,
+    site: Call,
+    failure_sites: Sequence[Call],
+    inside: Mapping[str, list[Call]],
+    failure_helpers: Mapping[str, Function],
 ) -> tuple[str | None, list[Location]]:
     """Why `site` (a success terminal) runs after a failure; `failure_sites` holds at least
     every failure terminal of the site's own function, in key order; `inside` the failure
@@ -125,7 +130,7 @@ def _after_failure(
         )
     for failure in failure_sites:
         if failure.precedes(site) and not jumps_past(failure, site):
-            if switched_off(site, _flags(failure, site, inside), failure, scan.scope):
+            if switched_off(site, _flags(failure, inside, failure_helpers), failure, scan.scope):
                 continue
             return (
                 f"after Step.Failed: after `{failure.callee_text}` at line {failure.line} already failed it",
@@ -142,14 +147,27 @@ def _publishes_inside(failures: Sequence[Call], helpers: Mapping[str, Function])
     return out
 
 
-def _flags(failure: Call, site: Call, inside: Mapping[str, list[Call]]) -> frozenset[Flag]:
-    """Flags set to `true` wherever `failure` fails the step: around the call itself, and,
-    for a helper call, around every failure publish inside the helper."""
-    flags = flags_set(failure, until=site)
-    publishes = inside.get(failure.method, []) if fx.event_of(failure) is None else []
-    if publishes:
-        flags |= frozenset.intersection(*(flags_set(p) for p in publishes))
-    return flags
+def _flags(failure: Call, inside: Mapping[str, list[Call]], helpers: Mapping[str, Function]) -> frozenset[Flag]:
+    """Flags set to `true` before `failure` fails the step: before the call itself, in its
+    function, and, for a call of a failure helper (the model's own resolution of the callee,
+    not its name), before every failure publish inside that helper."""
+    flags = flags_set(failure)
+    if fx.event_of(failure) is not None:
+        return flags
+    helper = helpers.get(failure.method)
+    publishes = inside.get(failure.method, [])
+    if helper is None or not publishes or not _calls_helper(failure, helper):
+        return flags
+    return flags | frozenset.intersection(*(flags_set(p) for p in publishes))
+
+
+def _calls_helper(call: Call, helper: Function) -> bool:
+    """`call` calls `helper` itself, as the model resolves its callee."""
+    callee = sx.field(call._node, "function")
+    if callee is None:
+        return False
+    found = call._module.program.function_of(Expr(call._module, callee))
+    return found is not None and found._node.id == helper._node.id and found.path == helper.path
 
 
 def _what(site: Call, helpers: Mapping[str, Function]) -> str:
