@@ -329,6 +329,12 @@ class Call:
         return tuple(Expr(self._module, arg) for arg in cx.arguments(self._node))
 
     @property
+    def callee_expr(self) -> Expr | None:
+        """The callee as an expression (`recv.m` in `recv.m(..)`, `f` in `f(..)`), for Program.function_of."""
+        node = sx.field(self._node, "function")
+        return Expr(self._module, node) if node is not None else None
+
+    @property
     def receiver(self) -> Expr | None:
         """The object of a method call (`recv` in `recv.m(..)`), None for a plain function call."""
         node = cx.receiver(self._node)

@@ -9,8 +9,7 @@ from __future__ import annotations
 from typing import Iterable, Mapping, Sequence
 
 from reviewer.report.model import Location
-from reviewer.typescript import Call, Expr, Flag, Function, Role, flags_set, jumps_past, switched_off
-from reviewer.typescript import syntax as sx
+from reviewer.typescript import Call, Flag, Function, Program, Role, flags_set, guards, jumps_past, switched_off
 
 from reviewer.rules import _effect as fx
 from reviewer.rules.terminal_commit_order.scan import Scan, in_scope
@@ -82,6 +81,9 @@ def check_success_after_failure(scan: Scan) -> None:
         if reason is None:
             continue
         what = _what(site, success_helpers)
+        # The conditions that decide whether both terminals run are evidence too: a patch
+        # that only flips a guard (or drops the flag it tests) makes the violation there.
+        related = related + _guard_locations([site, *failures_by_fn.get(_fn_key(site), [])])
         scan.findings.append(
             scan.ctx.finding(
                 "success-after-failure",
@@ -130,7 +132,7 @@ def _after_failure(
         )
     for failure in failure_sites:
         if failure.precedes(site) and not jumps_past(failure, site):
-            if switched_off(site, _flags(failure, inside, failure_helpers), failure, scan.scope):
+            if switched_off(site, _flags(scan.program, failure, inside, failure_helpers), failure, scan.scope):
                 continue
             return (
                 f"after Step.Failed: after `{failure.callee_text}` at line {failure.line} already failed it",
@@ -147,7 +149,9 @@ def _publishes_inside(failures: Sequence[Call], helpers: Mapping[str, Function])
     return out
 
 
-def _flags(failure: Call, inside: Mapping[str, list[Call]], helpers: Mapping[str, Function]) -> frozenset[Flag]:
+def _flags(
+    program: Program, failure: Call, inside: Mapping[str, list[Call]], helpers: Mapping[str, Function]
+) -> frozenset[Flag]:
     """Flags set to `true` before `failure` fails the step: before the call itself, in its
     function, and, for a call of a failure helper (the model's own resolution of the callee,
     not its name), before every failure publish inside that helper."""
@@ -156,18 +160,16 @@ def _flags(failure: Call, inside: Mapping[str, list[Call]], helpers: Mapping[str
         return flags
     helper = helpers.get(failure.method)
     publishes = inside.get(failure.method, [])
-    if helper is None or not publishes or not _calls_helper(failure, helper):
+    if helper is None or not publishes or not _calls_helper(program, failure, helper):
         return flags
     return flags | frozenset.intersection(*(flags_set(p) for p in publishes))
 
 
-def _calls_helper(call: Call, helper: Function) -> bool:
+def _calls_helper(program: Program, call: Call, helper: Function) -> bool:
     """`call` calls `helper` itself, as the model resolves its callee."""
-    callee = sx.field(call._node, "function")
-    if callee is None:
-        return False
-    found = call._module.program.function_of(Expr(call._module, callee))
-    return found is not None and found._node.id == helper._node.id and found.path == helper.path
+    callee = call.callee_expr
+    found = program.function_of(callee) if callee is not None else None
+    return found is not None and (found.path, found.line, found.end_line) == (helper.path, helper.line, helper.end_line)
 
 
 def _what(site: Call, helpers: Mapping[str, Function]) -> str:
@@ -181,3 +183,12 @@ def _helper_locations(site: Call, helpers: Mapping[str, Function], note: str) ->
     if fn is None or fx.event_of(site) is not None:
         return []
     return [fx.fn_loc(fn, f"`{fn.name}` {note}")]
+
+
+def _guard_locations(calls: list[Call]) -> list[Location]:
+    out: list[Location] = []
+    for call in calls:
+        for guard in guards(call):
+            test = guard.test
+            out.append(fx.loc(test.path, test.line, test.end_line, f"condition `{test.normalized}` on this path"))
+    return out
