@@ -81,9 +81,10 @@ def check_success_after_failure(scan: Scan) -> None:
         if reason is None:
             continue
         what = _what(site, success_helpers)
-        # The conditions that decide whether both terminals run are evidence too: a patch
-        # that only flips a guard (or drops the flag it tests) makes the violation there.
-        related = related + _guard_locations([site, *failures_by_fn.get(_fn_key(site), [])])
+        # The success's own guards are evidence too: a patch that only flips the condition
+        # `Step.Ended` runs under makes the violation there. (The failure's guards are not:
+        # renaming a variable in them would pull every old violation of the path into scope.)
+        related = related + _guard_locations([site])
         scan.findings.append(
             scan.ctx.finding(
                 "success-after-failure",
