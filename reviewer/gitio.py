@@ -349,6 +349,21 @@ class Repo:
         found = {line.decode("utf-8", "replace") for line in res.stdout.splitlines()}
         return found & set(wanted)
 
+    def grep_files(self, tree: str, patterns: list[str], suffixes: tuple[str, ...]) -> tuple[str, ...]:
+        """Paths of the files of `tree` with one of `suffixes` whose text matches any of the
+        extended regular expressions `patterns` (one process), sorted."""
+        wanted = sorted({p for p in patterns if p and "\n" not in p and "\r" not in p and "\0" not in p})
+        if not wanted:
+            return ()
+        specs = [f"*{suffix}" for suffix in suffixes]
+        res = self.run("grep", "-l", "-E", "-I", "--no-color", "-f", "-", tree, "--", *specs,
+                       stdin="\n".join(wanted).encode() + b"\n", check=False)
+        if res.returncode not in (0, 1):
+            raise GitError(f"git grep failed: {res.last_error_line}")
+        prefix = f"{tree}:"
+        paths = {line.decode("utf-8", "surrogateescape") for line in res.stdout.splitlines()}
+        return tuple(sorted(p[len(prefix):] if p.startswith(prefix) else p for p in paths))
+
     def ls_tree(self, tree: str) -> dict[str, tuple[str, str, str]]:
         """path -> (mode, type, oid) for every entry of a tree, recursively."""
         out = self.run("ls-tree", "-r", "-z", "--full-tree", tree).stdout

@@ -332,7 +332,7 @@ def _filter_invariants(
             status = derive_status(findings, inv.examined, pre_existing=pre_existing)
         if silenced.get(inv.id):
             summary = f"{summary} ({silenced[inv.id]} suppressed)"
-        out.append(InvariantResult(inv.id, status, summary, findings, pre_existing=pre_existing, examined=inv.examined))
+        out.append(replace(inv, status=status, summary=summary, findings=findings, pre_existing=pre_existing))
     return tuple(out)
 
 

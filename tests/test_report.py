@@ -80,8 +80,9 @@ def test_json_contract_shape(change) -> None:
     assert finding["related"] == [{"path": "src/a.ts", "line": 1, "end_line": 1, "note": "first line"}]
     assert data["invariants"] == [
         {"id": "alpha", "status": "violated", "findings": [finding["id"]], "pre_existing": [],
-         "summary": "checked src/a.ts"},
-        {"id": "beta", "status": "not-applicable", "findings": [], "pre_existing": [], "summary": "nothing to check"},
+         "summary": "checked src/a.ts", "vocabulary": ""},
+        {"id": "beta", "status": "not-applicable", "findings": [], "pre_existing": [], "summary": "nothing to check",
+         "vocabulary": ""},
     ]
 
 

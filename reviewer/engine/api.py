@@ -33,7 +33,7 @@ from reviewer.gate.limits import INT_MAX, is_finite_number, is_integer
 from reviewer.report.model import Finding, InvariantStatus, Severity
 
 if TYPE_CHECKING:
-    from reviewer.engine.context import ReviewContext
+    from reviewer.engine.context import Corpus, ReviewContext
 
 # ------------------------------------------------------------------ checks
 
@@ -221,6 +221,35 @@ def derive_status(
     return InvariantStatus.VERIFIED if examined > 0 else InvariantStatus.NOT_APPLICABLE
 
 
+# ------------------------------------------------------------------ vocabulary
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """Where an inferred name comes from: `path:line` of the base tree and what is there."""
+
+    path: str
+    line: int
+    note: str
+
+    def render(self) -> str:
+        return f"{self.path}:{self.line} {self.note}"
+
+
+@dataclass(frozen=True)
+class Proposal:
+    """What a family infers for one vocabulary option from the base tree (`Family.infer`).
+
+    `names` may be empty: the family looked (`looked_for` says for what) and
+    found nothing, which the review says out loud instead of reading as safe.
+    """
+
+    option: str
+    names: tuple[str, ...]
+    evidence: tuple[Evidence, ...]
+    looked_for: str
+
+
 # ------------------------------------------------------------------ family
 
 
@@ -235,6 +264,9 @@ class Family:
     # What a maintainer may set under [rules.<id>] in reviewer.toml; the
     # defaults describe the opencode idioms.
     options: tuple[Option, ...] = ()
+    # Proposes the code base's own names for the vocabulary options, read from
+    # the base tree (reviewer/engine/vocabulary.py decides when they are used).
+    infer: "Callable[[Corpus], tuple[Proposal, ...]] | None" = None
 
     def __post_init__(self) -> None:
         names = [o.name for o in self.options]

@@ -89,6 +89,10 @@ class TreeView:
         """Which of `words` occur as whole words in the tree's TypeScript files (one `git grep`)."""
         return self._repo.grep_words(self.tree, words, TYPESCRIPT_SUFFIXES)
 
+    def files_matching(self, patterns: list[str]) -> tuple[str, ...]:
+        """The tree's TypeScript files whose text matches any of the extended regexes (one `git grep`)."""
+        return self._repo.grep_files(self.tree, patterns, TYPESCRIPT_SUFFIXES)
+
     def prefetch(self, paths: list[str]) -> None:
         """Read many files with one git process."""
         wanted = {p: self.oid(p) for p in paths if p not in self._cache and self.oid(p) not in self._known}
@@ -157,3 +161,34 @@ class ReviewContext:
             failure_sequence=tuple(failure_sequence),
             anchor=anchor,
         )
+
+
+@dataclass
+class Corpus:
+    """What vocabulary inference (`Family.infer`) reads: the base tree, its model, the family's options.
+
+    Inference proposes names, it never judges a change: it sees no change set.
+    `candidates` narrows the tree to the files worth parsing with one `git grep`.
+    """
+
+    tree: TreeView
+    family: "Family"
+    options: Mapping[str, Any]
+    _programs: dict[str, "Program"] = field(default_factory=dict)
+
+    @cached_property
+    def opts(self) -> Options:
+        return Options(self.family.options, self.options)
+
+    @property
+    def program(self) -> "Program":
+        """The TypeScript model of the base tree (shared with the review's base program)."""
+        if "base" not in self._programs:
+            from reviewer.typescript import Program
+
+            self._programs["base"] = Program(self.tree.text, {}, exists=self.tree.exists)
+        return self._programs["base"]
+
+    def candidates(self, patterns: list[str]) -> tuple[str, ...]:
+        """TypeScript files of the base tree whose text matches any of `patterns` (extended regexes)."""
+        return self.tree.files_matching(patterns)

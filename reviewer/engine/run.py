@@ -17,6 +17,7 @@ from reviewer.engine.context import ReviewContext, TreeView
 from reviewer.report.model import Finding, InvariantResult, InvariantStatus, Severity
 from reviewer.engine.api import Family, Outcome, derive_status
 from reviewer.engine.registry import IDIOMS_NOT_FOUND
+from reviewer.engine.vocabulary import Presence, Vocabulary, resolve, words
 
 if TYPE_CHECKING:
     from reviewer.engine.cache import OutcomeCache
@@ -40,7 +41,7 @@ def _error_result(family: Family, reason: str) -> InvariantResult:
     return InvariantResult(family.id, InvariantStatus.ERROR, f"rule error: {reason}", (finding,))
 
 
-def _finish(family: Family, outcome: Outcome, config: Config) -> InvariantResult:
+def _finish(family: Family, outcome: Outcome, config: Config, vocab: Vocabulary) -> InvariantResult:
     """The invariant of one family: its status derived here, never taken from the family."""
     findings = tuple(f for f in outcome.findings if f.rule not in config.disabled)
     # A blocking finding is proof the family examined something, even when it
@@ -48,7 +49,9 @@ def _finish(family: Family, outcome: Outcome, config: Config) -> InvariantResult
     blocked = any(f.severity is not Severity.CONSIDER for f in outcome.findings)
     examined = max(outcome.examined, int(blocked))
     status = derive_status(findings, examined, outcome.unreadable)
-    return InvariantResult(family.id, status, outcome.summary, findings, examined=examined)
+    said = vocab.statement()
+    summary = f"{outcome.summary}; {said}" if said else outcome.summary
+    return InvariantResult(family.id, status, summary, findings, examined=examined, vocabulary=vocab.source)
 
 
 def run_families(
@@ -66,14 +69,17 @@ def run_families(
     base.remember(known)
     patched.remember(known)
     change = _change_digest(changeset) if cache is not None else None
+    presence = Presence(base)
+    # Inference reads the base tree only when a family could look at something.
+    vocabularies = resolve(families, config, base, programs, presence, infer=bool(changeset.typescript_paths()))
     # Sorted by id so the report never depends on discovery order.
     for family in sorted(families, key=lambda f: f.id):
-        options = dict(config.for_family(family.id))
-        options.update({k: v for k, v in config.overrides.items() if k in family.defaults})
+        vocab = vocabularies[family.id]
+        options = dict(vocab.options)
         key = _cache_key(family, options, config, change) if cache is not None and change is not None else None
         cached = cache.load(key) if cache is not None and key is not None else None
         if cached is not None:
-            results.append(_finish(family, cached, config))
+            results.append(_finish(family, cached, config, vocab))
             continue
         ctx = ReviewContext(changeset, base, patched, family, options, config.severities, programs)
         try:
@@ -81,7 +87,7 @@ def run_families(
                 outcome = family.run(ctx)
             if not isinstance(outcome, Outcome):
                 raise TypeError(f"run() returned {type(outcome).__name__}, not Outcome")
-            results.append(_finish(family, outcome, config))
+            results.append(_finish(family, outcome, config, vocab))
         except BudgetExceeded:
             results.append(_error_result(family, f"exceeded its time budget of {budget_seconds:g} s"))
             continue
@@ -94,34 +100,32 @@ def run_families(
         # (a budget overrun on a loaded machine) and must be retried.
         if cache is not None and key is not None and not outcome.unreadable:
             cache.store(key, outcome)
-    return tuple(_say_when_blind(results, families, base, config))
+    return tuple(_say_when_blind(results, families, vocabularies, presence, config))
 
 
-def _vocabulary(family: Family, config: Config) -> dict[str, tuple[str, ...]]:
-    """Each configured vocabulary option's names, as the identifier that must exist (`Claim.clear` -> `Claim`)."""
-    configured = config.for_family(family.id)
-    out: dict[str, tuple[str, ...]] = {}
-    for option in family.options:
-        if option.vocabulary:
-            value = configured.get(option.name, option.default)
-            values = value if isinstance(value, list) else [value]
-            out[option.name] = tuple(str(v).replace("()", "").split(".")[0] for v in values if str(v))
-    return out
+def _vocabulary(family: Family, vocab: Vocabulary) -> dict[str, tuple[str, ...]]:
+    """Each vocabulary option's names as used, as the identifier that must exist (`Claim.clear` -> `Claim`)."""
+    return {o.name: words(vocab.options.get(o.name, o.default)) for o in family.options if o.vocabulary}
 
 
 def _say_when_blind(
-    results: list[InvariantResult], families: tuple[Family, ...], base: TreeView, config: Config
+    results: list[InvariantResult],
+    families: tuple[Family, ...],
+    vocabularies: dict[str, Vocabulary],
+    presence: Presence,
+    config: Config,
 ) -> list[InvariantResult]:
-    """An `n/a` family whose configured names do not occur in the base tree says so (summary and note).
+    """An `n/a` family whose names (configured, default or inferred) do not occur in the base tree says so
+    (summary and note), with what inference looked for when it found nothing.
 
-    One `git grep` for every such family together, and only when one is n/a.
+    At most one more `git grep`, and only when a family is n/a.
     """
     by_id = {f.id: f for f in families}
     idle = [r for r in results if r.status is InvariantStatus.NOT_APPLICABLE]
-    wanted = {r.id: vocab for r in idle if (vocab := _vocabulary(by_id[r.id], config))}
+    wanted = {r.id: vocab for r in idle if (vocab := _vocabulary(by_id[r.id], vocabularies[r.id]))}
     if not wanted:
         return results
-    present = base.words_present(sorted({w for vocab in wanted.values() for words in vocab.values() for w in words}))
+    present = presence(sorted({w for vocab in wanted.values() for words in vocab.values() for w in words}))
     out = []
     for result in results:
         vocab = wanted.get(result.id)
@@ -132,6 +136,8 @@ def _say_when_blind(
         shown = ", ".join(f"`{name}`" for name in missing)
         rule = f"{result.id}/{IDIOMS_NOT_FOUND}"
         findings = result.findings
+        looked = vocabularies[result.id].looked_for or {}
+        searched = "; ".join(f"for {name}, {looked[name]}" for name in missing if looked.get(name))
         if rule not in config.disabled:
             names = "; ".join(f"{name} = {', '.join(vocab[name])}" for name in missing)  # type: ignore[index]
             findings = (*findings, Finding(
@@ -141,13 +147,16 @@ def _say_when_blind(
                 message=(
                     f"{result.id} found nothing to check, and no TypeScript file of the base tree names any of "
                     f"these ({names}), so the checks that look for them cannot fire here: `n/a` may mean the "
-                    f"family did not know what to look for, not that the patch is safe. Set the code base's own "
-                    f"names under [rules.{result.id}]."
+                    f"family did not know what to look for, not that the patch is safe. "
+                    + (f"Inference from the base tree found nothing either (it looked {searched}). " if searched else "")
+                    + f"Set the code base's own names under [rules.{result.id}] (`reviewer init` proposes them)."
                 ),
                 location=None,
                 anchor=f"{rule}:{','.join(missing)}",
             ))
         summary = f"{result.summary}; configured {shown} name nothing in the base tree, so it could not look for them"
+        if searched:
+            summary += f" (nor did inference find any: it looked {searched})"
         out.append(dataclasses.replace(result, summary=summary, findings=findings))
     return out
 

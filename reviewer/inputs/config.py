@@ -44,6 +44,9 @@ class Config:
     # Options that a rule reads from the command line (e.g. --expect-prev-id).
     overrides: Mapping[str, Any] = field(default_factory=dict)
     limits: Limits = field(default_factory=Limits)
+    # family id -> the options reviewer.toml sets itself (the rest are defaults,
+    # and a vocabulary option left unset may be inferred: reviewer/engine/vocabulary.py).
+    configured: Mapping[str, frozenset[str]] = field(default_factory=dict)
 
     def for_family(self, family_id: str) -> Mapping[str, Any]:
         return self.options.get(family_id, {})
@@ -56,6 +59,8 @@ class Config:
             "disabled": sorted(self.disabled),
             "limits": self.limits.__dict__,
         }
+        if any(self.configured.values()):  # what is set by hand decides what may be inferred
+            payload["configured"] = {k: sorted(v) for k, v in sorted(self.configured.items())}
         return hashlib.sha256(json.dumps(payload, sort_keys=True, default=list).encode()).hexdigest()
 
 
@@ -159,7 +164,10 @@ def build_config(raw: Mapping[str, Any], families: tuple[Family, ...], source: s
     severities = _severities(raw, families, check_ids, where)
     disabled = _disabled(raw, families, check_ids, where)
     limits = Limits.from_table(_table(raw, "limits", where), source)
-    return Config(source, options, severities, disabled, limits=limits)
+    configured = {
+        fam_id: frozenset(table) for fam_id, table in _table(raw, "rules", where).items() if isinstance(table, dict)
+    }
+    return Config(source, options, severities, disabled, limits=limits, configured=configured)
 
 
 def parse_toml(data: bytes, source: str) -> dict[str, Any]:

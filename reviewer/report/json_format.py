@@ -59,7 +59,7 @@ def to_dict(report: Report) -> dict[str, Any]:
         "files": [{"path": f.path, "old_path": f.old_path, "status": f.status} for f in report.files],
         "invariants": [
             {"id": i.id, "status": i.status.value, "findings": [f.id for f in i.findings],
-             "pre_existing": [f.id for f in i.pre_existing], "summary": i.summary}
+             "pre_existing": [f.id for f in i.pre_existing], "summary": i.summary, "vocabulary": i.vocabulary}
             for i in report.invariants
         ],
         "findings": [_finding(f) for f in report.findings],

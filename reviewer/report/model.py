@@ -116,6 +116,9 @@ class InvariantResult:
     # How many relevant constructs the family examined (reviewer/engine/api.py
     # `Outcome`); kept so scoping can re-derive the status. Not in the report.
     examined: int = 0
+    # Where the family's vocabulary came from: configured, default, inferred,
+    # mixed; "" for a family without vocabulary options (reviewer/engine/vocabulary.py).
+    vocabulary: str = ""
 
 
 @dataclass(frozen=True)
