@@ -1,4 +1,4 @@
-"""Command line: `reviewer review|verify|reconstruct|rules|demo`.
+"""Command line: `reviewer review|verify|pr|diff|history|reconstruct|rules|init|demo`.
 
 Exit status: 0 MERGE, 1 DO-NOT-MERGE, 2 the review could not be produced
 (one line on standard error, no traceback). Nothing here ever turns an
@@ -103,6 +103,10 @@ def build_parser() -> argparse.ArgumentParser:
     rules = sub.add_parser("rules", help="list rule ids, default severities and summaries")
     rules.add_argument("--explain", metavar="ID", help="what a rule checks, why, and a bad and a good example")
     rules.add_argument("--markdown", action="store_true", help="the full rules reference in Markdown (as in the README)")
+    init = sub.add_parser("init", help="propose a reviewer.toml from the code base's own names, with evidence")
+    init.add_argument("--repo", required=True, help="git repository (checkout or bare); never modified")
+    init.add_argument("--base", default="HEAD", help="commit (or ref) whose tree is read (default: HEAD)")
+    init.add_argument("--config", metavar="FILE", help="start from this configuration instead of reviewer.toml at --base")
     demo = sub.add_parser("demo", help="review the shipped sample end to end")
     demo.add_argument("--sample", default="session-recovery", help="sample name (default: session-recovery)")
     demo.add_argument("--patch-name", default="v5", help="which of the sample's patches (default: v5)")
@@ -282,6 +286,13 @@ def cmd_rules(args: argparse.Namespace) -> int:
     return EXIT_MERGE
 
 
+def cmd_init(args: argparse.Namespace) -> int:
+    from reviewer.init import proposal
+
+    sys.stdout.write(proposal(args.repo, args.base, args.config))
+    return EXIT_MERGE
+
+
 def cmd_demo(args: argparse.Namespace) -> int:
     from reviewer import review
     from reviewer.demo import load_sample, materialize
@@ -385,6 +396,8 @@ def _dispatch(argv: Sequence[str] | None) -> int:
             return cmd_reconstruct(args)
         if args.command == "rules":
             return cmd_rules(args)
+        if args.command == "init":
+            return cmd_init(args)
         if args.command == "demo":
             return cmd_demo(args)
         raise ReviewerError(f"unknown command {args.command!r}")

@@ -349,15 +349,19 @@ class Repo:
         found = {line.decode("utf-8", "replace") for line in res.stdout.splitlines()}
         return found & set(wanted)
 
-    def grep_files(self, tree: str, patterns: list[str], suffixes: tuple[str, ...]) -> tuple[str, ...]:
-        """Paths of the files of `tree` with one of `suffixes` whose text matches any of the
-        extended regular expressions `patterns` (one process), sorted."""
+    def grep_files(
+        self, tree: str, patterns: list[str], suffixes: tuple[str, ...], all_match: bool = False
+    ) -> tuple[str, ...]:
+        """Paths of the files of `tree` with one of `suffixes` whose text matches any (with
+        `all_match`, every one) of the extended regular expressions `patterns`, sorted; one process."""
         wanted = sorted({p for p in patterns if p and "\n" not in p and "\r" not in p and "\0" not in p})
         if not wanted:
             return ()
         specs = [f"*{suffix}" for suffix in suffixes]
-        res = self.run("grep", "-l", "-E", "-I", "--no-color", "-f", "-", tree, "--", *specs,
-                       stdin="\n".join(wanted).encode() + b"\n", check=False)
+        # `-e P` takes P as a pattern even when it starts with a dash.
+        expressions = [arg for p in wanted for arg in ("-e", p)]
+        mode = ["--all-match"] if all_match else []
+        res = self.run("grep", "-l", "-E", "-I", "--no-color", *mode, *expressions, tree, "--", *specs, check=False)
         if res.returncode not in (0, 1):
             raise GitError(f"git grep failed: {res.last_error_line}")
         prefix = f"{tree}:"

@@ -30,7 +30,7 @@ def test_a_code_base_without_the_configured_api_gets_a_note_and_a_summary(tmp_pa
     report = _review(tmp_path, {"src/a.ts": "export const a = 1\n"}, {"src/a.ts": "export const a = 2\n"})
     lease = _lease(report)
     assert lease.status is InvariantStatus.NOT_APPLICABLE
-    assert "configured `release`, `renew`" in lease.summary and "could not look" in lease.summary
+    assert "default `release`, `renew`" in lease.summary and "could not look" in lease.summary
     (note,) = [f for f in report.findings if f.rule == "lease-renewal/idioms-not-found"]
     assert note.severity is Severity.CONSIDER and note.location is None
     assert "SessionExecutionClaim" in note.message and "[rules.lease-renewal]" in note.message

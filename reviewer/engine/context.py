@@ -89,9 +89,9 @@ class TreeView:
         """Which of `words` occur as whole words in the tree's TypeScript files (one `git grep`)."""
         return self._repo.grep_words(self.tree, words, TYPESCRIPT_SUFFIXES)
 
-    def files_matching(self, patterns: list[str]) -> tuple[str, ...]:
-        """The tree's TypeScript files whose text matches any of the extended regexes (one `git grep`)."""
-        return self._repo.grep_files(self.tree, patterns, TYPESCRIPT_SUFFIXES)
+    def files_matching(self, patterns: list[str], all_match: bool = False) -> tuple[str, ...]:
+        """The tree's TypeScript files whose text matches any (or every) of the extended regexes (one `git grep`)."""
+        return self._repo.grep_files(self.tree, patterns, TYPESCRIPT_SUFFIXES, all_match)
 
     def prefetch(self, paths: list[str]) -> None:
         """Read many files with one git process."""
@@ -175,10 +175,17 @@ class Corpus:
     family: "Family"
     options: Mapping[str, Any]
     _programs: dict[str, "Program"] = field(default_factory=dict)
+    # The vocabulary options asked for (None: all, as `reviewer init` asks).
+    wanted: frozenset[str] | None = None
+    # Shared by every family's inference in one review (table declarations are read once).
+    memo: dict[str, Any] = field(default_factory=dict)
 
     @cached_property
     def opts(self) -> Options:
         return Options(self.family.options, self.options)
+
+    def wants(self, option: str) -> bool:
+        return self.wanted is None or option in self.wanted
 
     @property
     def program(self) -> "Program":
@@ -189,6 +196,7 @@ class Corpus:
             self._programs["base"] = Program(self.tree.text, {}, exists=self.tree.exists)
         return self._programs["base"]
 
-    def candidates(self, patterns: list[str]) -> tuple[str, ...]:
-        """TypeScript files of the base tree whose text matches any of `patterns` (extended regexes)."""
-        return self.tree.files_matching(patterns)
+    def candidates(self, patterns: list[str], all_match: bool = False) -> tuple[str, ...]:
+        """TypeScript files of the base tree whose text matches any (with `all_match`, every one)
+        of `patterns` (extended regexes)."""
+        return self.tree.files_matching(patterns, all_match)

@@ -17,6 +17,11 @@ from reviewer.engine.api import CheckGroup, Family
 from reviewer.engine.registry import catalog
 
 
+
+def _vocab_mark(option) -> str:
+    """Vocabulary options say so: left unset, they may be inferred from the base tree (docs/configuration.md)."""
+    return "; vocabulary: inferred from the base tree when unset and the defaults name nothing there" if option.vocabulary else ""
+
 def explain(families: tuple[Family, ...], rule_id: str) -> str:
     """What `rule_id` (a family, a built-in group such as `integrity`, or any check) is, why, with examples."""
     groups = catalog(families)
@@ -28,7 +33,7 @@ def explain(families: tuple[Family, ...], rule_id: str) -> str:
                 lines += ["", f"Options ([rules.{group.id}] in reviewer.toml):"]
                 for option in group.family.options:
                     lines += [f"  {option.name} = {_toml_value(option.default)}",
-                              f"      {option.description} ({option.kind.value})"]
+                              f"      {option.description} ({option.kind.value}{_vocab_mark(option)})"]
             if group.locked:
                 lines += ["", f"Configuration: {group.locked}."]
             return "\n".join(lines) + "\n"
@@ -105,7 +110,8 @@ def group_page(group: CheckGroup, level: int = 1) -> str:
                 "unknown keys and values of the wrong kind are an error. The defaults describe the opencode idioms:", ""]
         toml = [f"[rules.{group.id}]"]
         for option in family.options:
-            toml += [f"# {option.description} ({option.kind.value})", f"{option.name} = {_toml_value(option.default)}"]
+            toml += [f"# {option.description} ({option.kind.value}{_vocab_mark(option)})",
+                     f"{option.name} = {_toml_value(option.default)}"]
         out += _block("\n".join(toml), "toml")
         out += [""]
     if group.locked:

@@ -133,7 +133,10 @@ def _say_when_blind(
         if not missing:
             out.append(result)
             continue
-        shown = ", ".join(f"`{name}`" for name in missing)
+        sources = vocabularies[result.id].sources
+        said = "configured" if all(sources.get(n) == "configured" for n in missing) else (
+            "default" if all(sources.get(n) == "default" for n in missing) else "configured and default")
+        shown = f"{said} " + ", ".join(f"`{name}`" for name in missing)
         rule = f"{result.id}/{IDIOMS_NOT_FOUND}"
         findings = result.findings
         looked = vocabularies[result.id].looked_for or {}
@@ -143,7 +146,7 @@ def _say_when_blind(
             findings = (*findings, Finding(
                 rule=rule,
                 severity=config.severities.get(rule, Severity.CONSIDER),
-                title=f"{result.id}: configured {shown} name nothing in this code base",
+                title=f"{result.id}: {shown} name nothing in this code base",
                 message=(
                     f"{result.id} found nothing to check, and no TypeScript file of the base tree names any of "
                     f"these ({names}), so the checks that look for them cannot fire here: `n/a` may mean the "
@@ -154,9 +157,9 @@ def _say_when_blind(
                 location=None,
                 anchor=f"{rule}:{','.join(missing)}",
             ))
-        summary = f"{result.summary}; configured {shown} name nothing in the base tree, so it could not look for them"
+        summary = f"{result.summary}; {shown} name nothing in the base tree, so it could not look for them"
         if searched:
-            summary += f" (nor did inference find any: it looked {searched})"
+            summary += " (inference from the base tree found none either)"
         out.append(dataclasses.replace(result, summary=summary, findings=findings))
     return out
 

@@ -103,6 +103,7 @@ def resolve(
     wanted = sorted({w for f in families for name in unset[f.id] for w in words(effective[f.id].get(name))})
     present = presence(wanted) if infer and wanted else set()
     out: dict[str, Vocabulary] = {}
+    memo: dict[str, Any] = {}
     for family in families:
         options = dict(effective[family.id])
         sources = {o.name: CONFIGURED for o in family.options if o.vocabulary and o.name not in unset[family.id]}
@@ -111,7 +112,8 @@ def resolve(
         applied: list[Proposal] = []
         looked: dict[str, str] = {}
         if absent and family.infer is not None:
-            proposals = {p.option: p for p in family.infer(Corpus(base, family, options, programs))}
+            corpus = Corpus(base, family, options, programs, wanted=frozenset(absent), memo=memo)
+            proposals = {p.option: p for p in family.infer(corpus)}
             for name in absent:
                 proposal = proposals.get(name)
                 if proposal is None:
@@ -135,8 +137,10 @@ def propose(families: Iterable[Family], config: Config, base: TreeView) -> list[
     wanted = sorted({w for f in families for o in f.options if o.vocabulary for w in words(o.default)})
     present = base.words_present(wanted) if wanted else set()
     out = []
+    memo: dict[str, Any] = {}
     for family in families:
         if family.infer is None:
             continue
-        out.append((family, family.infer(Corpus(base, family, dict(config.for_family(family.id)), programs)), present))
+        corpus = Corpus(base, family, dict(config.for_family(family.id)), programs, memo=memo)
+        out.append((family, family.infer(corpus), present))
     return out

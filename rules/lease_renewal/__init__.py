@@ -28,6 +28,7 @@ from reviewer.rules.lease_renewal.loops import check_loops
 from reviewer.rules.lease_renewal.lost import check_lost, mentions_lost
 from reviewer.rules.lease_renewal.scan import Scan
 from reviewer.rules.lease_renewal.sites import check_release_sites
+from reviewer.rules.lease_renewal.vocabulary import infer
 from reviewer.rules.lease_renewal.spec import CHECKS, FAMILY_ID, OPTIONS
 
 if TYPE_CHECKING:
@@ -118,4 +119,5 @@ FAMILY = Family(
     checks=CHECKS,
     run=run,
     options=OPTIONS,
+    infer=infer,
 )

@@ -1,0 +1,154 @@
+"""What the families' vocabulary inference shares: drizzle table declarations, the functions that
+write a table, and how a function is named where it is called.
+
+Inference proposes names from the base tree (reviewer/engine/vocabulary.py
+decides when they are used); it reads through the TypeScript model, never
+the syntax tree, and never the patch.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Iterable, Pattern
+
+from reviewer.engine.api import Evidence
+
+if TYPE_CHECKING:
+    from reviewer.engine.context import Corpus
+    from reviewer.typescript import Function, Module
+
+TABLE_BUILDERS = ("sqliteTable", "pgTable", "mysqlTable")
+_TABLE_CALL = r"\b(" + "|".join(TABLE_BUILDERS) + r")\s*\("
+_FIRST_STRING = re.compile(r"""^[\w$.]+\(\s*["'`]([^"'`]+)["'`]""")
+_WRITES = frozenset({"insert", "update", "delete"})
+# A function name shown as evidence is cut (names are identifiers, but a hostile tree may hold anything).
+_MAX_SHOWN = 80
+# How many spellings of one function's call sites are proposed.
+_MAX_SPELLINGS = 3
+
+
+@dataclass(frozen=True)
+class Column:
+    key: str  # the property in the table's column object
+    sql: str  # the column's SQL name when written (`integer("wake_attempts")`), else the key
+    line: int
+
+
+@dataclass(frozen=True)
+class TableDecl:
+    name: str  # the binding (`SessionTable`)
+    path: str
+    line: int
+    columns: tuple[Column, ...]
+
+    def matching(self, pattern: Pattern[str] | Iterable[str]) -> list[Column]:
+        """Columns whose key or SQL name matches `pattern` (a regex, or a set of exact names)."""
+        if isinstance(pattern, re.Pattern):
+            return [c for c in self.columns if pattern.search(c.key) or pattern.search(c.sql)]
+        names = set(pattern)
+        return [c for c in self.columns if c.key in names or c.sql in names]
+
+
+def shown(name: str) -> str:
+    return name if len(name) <= _MAX_SHOWN else name[:_MAX_SHOWN] + "…"
+
+
+def tables(corpus: "Corpus") -> list[TableDecl]:
+    """Every drizzle table declared at the top level of a TypeScript file of the base tree (read once per review)."""
+    if "tables" not in corpus.memo:
+        corpus.memo["tables"] = _tables(corpus)
+    return corpus.memo["tables"]
+
+
+def _tables(corpus: "Corpus") -> list[TableDecl]:
+    out: list[TableDecl] = []
+    program = corpus.program
+    for path in corpus.candidates([_TABLE_CALL]):
+        module = program.module(path)
+        if module is None:
+            continue
+        for name in sorted(module.declarations):
+            value = module.constant(name)
+            call = value.call if value is not None else None
+            if call is None or "." in name or call.callee.rsplit(".", 1)[-1] not in TABLE_BUILDERS:
+                continue
+            columns = call.args[1].props if len(call.args) > 1 else ()
+            cols = []
+            for key, expr in columns:
+                found = _FIRST_STRING.match(expr.normalized)
+                cols.append(Column(key, found.group(1) if found else key, expr.line))
+            out.append(TableDecl(name, path, value.line, tuple(cols)))
+    return sorted(out, key=lambda t: (t.path, t.line, t.name))
+
+
+def writers(corpus: "Corpus", table_names: Iterable[str]) -> list[tuple["Function", str, int]]:
+    """(function, table, line) for each named function that inserts, updates or deletes rows of a table."""
+    names = sorted(set(table_names))
+    if not names:
+        return []
+    program = corpus.program
+    out: dict[tuple[str, int], tuple["Function", str, int]] = {}
+    for path in corpus.candidates([r"\b(" + "|".join(re.escape(n) for n in names) + r")\b"]):
+        module = program.module(path)
+        if module is None:
+            continue
+        for fn in module.functions():
+            if not fn.name:
+                continue
+            for call in fn.all_calls:
+                if call.method not in _WRITES or not call.args:
+                    continue
+                written = call.args[0].normalized.rsplit(".", 1)[-1]
+                if written in names:
+                    out.setdefault((fn.path, fn.line), (fn, written, call.line))
+                    break
+    return [out[k] for k in sorted(out)]
+
+
+def spellings(corpus: "Corpus", fn: "Function") -> tuple[str, ...]:
+    """How call sites in the base tree name `fn` (import-resolved, as rules match callees).
+
+    Falls back to the name it is declared under when nothing calls it.
+    """
+    program = corpus.program
+    counts: dict[str, int] = {}
+    word = re.escape(fn.name or "")
+    stem = re.escape(posixpath.splitext(posixpath.basename(fn.path))[0])
+    # Callers elsewhere name the function and import its file (by its stem, or its
+    # folder's index); a common name like `remove` must not mean parsing half the tree.
+    importers = corpus.candidates([rf"\b{word}\b", rf"from\s+['\"][^'\"]*({stem}|/)['\"]"], all_match=True) if fn.name else ()
+    for path in sorted({fn.path, *importers}) if fn.name else ():
+        module = program.module(path)
+        if module is None:
+            continue
+        for call in module.calls():
+            if call.method != fn.name and call.callee.rsplit(".", 1)[-1] != fn.name:
+                continue
+            target = program.definition(call.path, call.callee_text) if call.callee_text else None
+            if target is not None and (target.path, target.line) == (fn.path, fn.line):
+                name = call.callee.replace("()", "")
+                counts[name] = counts.get(name, 0) + 1
+    if counts:
+        ranked = sorted(counts, key=lambda n: (-counts[n], n))
+        return tuple(ranked[:_MAX_SPELLINGS])
+    return (declared_name(program.module(fn.path), fn),) if fn.name else ()
+
+
+def declared_name(module: "Module | None", fn: "Function") -> str:
+    """`N.f` for a member of the file's namespace (or a namespace block / object it is declared in), else `f`."""
+    name = fn.name or ""
+    if module is None:
+        return name
+    dotted = sorted(k for k, node in module.declarations.items() if k.endswith("." + name)
+                    and module.declaration_lines(k) == (fn.line, fn.end_line))
+    if dotted:
+        return dotted[0]
+    if module.namespace and name in module.exported:
+        return f"{module.namespace}.{name}"
+    return name
+
+
+def evidence(path: str, line: int, note: str) -> Evidence:
+    return Evidence(path, line, note)

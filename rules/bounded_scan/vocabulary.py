@@ -1,0 +1,34 @@
+"""bounded-scan's vocabulary, inferred from the base tree (`reviewer init`, and reviews whose
+defaults name nothing there).
+
+A scanned table is a work queue of many entities: a drizzle table with one
+of the columns the family's other options describe (an attempts counter, a
+wake flag, a settled guard). A table that is merely listed by the UI is not
+one: treating every multi-row read of it as a recovery scan would fire on
+ordinary pages. Reads reached from a recovery entry point are scans by their
+role already, whatever their table (roles.py).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from reviewer.engine.api import Evidence, Proposal
+from reviewer.rules import _vocabulary as vocab
+
+if TYPE_CHECKING:
+    from reviewer.engine.context import Corpus
+
+
+def infer(corpus: "Corpus") -> tuple[Proposal, ...]:
+    opts = corpus.opts
+    queue_columns = set(opts.attempts_columns) | set(opts.wake_flags) | set(opts.settled_guards)
+    found: dict[str, Evidence] = {}
+    for table in vocab.tables(corpus):
+        columns = table.matching(queue_columns)
+        if columns and table.name not in found:
+            found[table.name] = Evidence(table.path, columns[0].line,
+                                         f"{table.name} has `{columns[0].key}`, a work-queue column")
+    looked = ("drizzle tables with a column named in attempts_columns, wake_flags or settled_guards ("
+              + ", ".join(sorted(queue_columns)) + ")")
+    return (Proposal("tables", tuple(sorted(found)), tuple(found[n] for n in sorted(found)), looked),)

@@ -1,0 +1,98 @@
+"""terminal-commit-order's vocabulary, inferred from the base tree (`reviewer init`, and reviews
+whose defaults name nothing there).
+
+Terminal events are the members of one event group that end it both ways: a
+namespace or object declaring a success terminal (`Ended`, `Succeeded`,
+`Completed`, `Finished`) and a failure terminal (`Failed`) whose values are
+calls (event definitions, not plain constants). A group with only one of
+them has no "success after failure" to get wrong. Settle functions are named
+for failing, settling or awaiting tools or tasks; commit hooks are object
+properties named `…Commit` whose value is a function, passed to a call.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING
+
+from reviewer.engine.api import Evidence, Proposal
+from reviewer.rules import _vocabulary as vocab
+
+if TYPE_CHECKING:
+    from reviewer.engine.context import Corpus
+
+SUCCESS = ("Ended", "Succeeded", "Completed", "Finished")
+FAILURE = ("Failed",)
+_EVENT_GREP = r"\b(" + "|".join(SUCCESS + FAILURE) + r")\b\s*="
+_SETTLE = re.compile(r"(?i)^(fail|settle|await|cancel|finish|drain|abort)\w*(tool|task)")
+_SETTLE_GREP = r"(fail|settle|await|cancel|finish|drain|abort)[A-Za-z0-9_]*(Tool|Task|tool|task)"
+# Named for the terminal they commit (`terminalCommit`, `failedCommit`): a `beforeCommit` of a
+# text buffer is a hook too, but not of a step's end.
+_HOOK = re.compile(r"^(terminal|final|step|end|ended|fail|failed|failure|success|complete|completed|finish|finished)\w*Commit$", re.I)
+_HOOK_GREP = r"\b(terminal|final|step|end|ended|fail|failed|failure|success|complete|completed|finish|finished)[A-Za-z0-9_]*Commit\b\s*[:(]"
+_FUNCTION_KINDS = ("arrow_function", "function_expression", "function", "method_definition")
+
+
+def infer(corpus: "Corpus") -> tuple[Proposal, ...]:
+    out: list[Proposal] = []
+    if corpus.wants("success_events") or corpus.wants("failure_events"):
+        success, failure = _events(corpus)
+        looked = "event groups declaring both a success terminal (" + "/".join(SUCCESS) + ") and Failed"
+        out.append(Proposal("success_events", tuple(sorted(success)), tuple(success[n] for n in sorted(success)), looked))
+        out.append(Proposal("failure_events", tuple(sorted(failure)), tuple(failure[n] for n in sorted(failure)), looked))
+    if corpus.wants("settle_tools"):
+        out.append(_settles(corpus))
+    if corpus.wants("terminal_hooks"):
+        out.append(_hooks(corpus))
+    return tuple(out)
+
+
+def _events(corpus: "Corpus") -> tuple[dict[str, Evidence], dict[str, Evidence]]:
+    success: dict[str, Evidence] = {}
+    failure: dict[str, Evidence] = {}
+    program = corpus.program
+    for path in corpus.candidates([_EVENT_GREP]):
+        module = program.module(path)
+        if module is None:
+            continue
+        groups: dict[str, dict[str, int]] = {}
+        for name in module.declarations:
+            group, _, member = name.rpartition(".")
+            value = module.constant(name)
+            if group and member in SUCCESS + FAILURE and value is not None and value.call is not None:
+                groups.setdefault(group, {})[member] = value.line
+        for group, members in sorted(groups.items()):
+            ends = [m for m in SUCCESS if m in members]
+            if not ends or "Failed" not in members:
+                continue
+            for member in ends:
+                success.setdefault(f"{group}.{member}", Evidence(path, members[member], f"`{group}.{member}` ends the group"))
+            failure.setdefault(f"{group}.Failed", Evidence(path, members["Failed"], f"`{group}.Failed` fails the group"))
+    return success, failure
+
+
+def _settles(corpus: "Corpus") -> Proposal:
+    found: dict[str, Evidence] = {}
+    program = corpus.program
+    for path in corpus.candidates([_SETTLE_GREP]):
+        module = program.module(path)
+        for fn in module.functions() if module is not None else ():
+            if fn.name and _SETTLE.search(fn.name):
+                for name in vocab.spellings(corpus, fn):
+                    found.setdefault(name, Evidence(fn.path, fn.line, f"`{vocab.shown(fn.name)}` settles tools"))
+    return Proposal("settle_tools", tuple(sorted(found)), tuple(found[n] for n in sorted(found)),
+                    "functions named like failUnsettledTools/awaitToolFibers/settleTasks")
+
+
+def _hooks(corpus: "Corpus") -> Proposal:
+    found: dict[str, Evidence] = {}
+    program = corpus.program
+    for path in corpus.candidates([_HOOK_GREP]):
+        module = program.module(path)
+        for call in module.calls() if module is not None else ():
+            for arg in call.args:
+                for key, value in arg.props:
+                    if _HOOK.match(key) and value.kind in _FUNCTION_KINDS and key not in found:
+                        found[key] = Evidence(path, value.line, f"`{key}` is a commit hook passed to `{vocab.shown(call.callee)}`")
+    return Proposal("terminal_hooks", tuple(sorted(found)), tuple(found[n] for n in sorted(found)),
+                    "object properties named like `…Commit` whose value is a function, passed to a call")
