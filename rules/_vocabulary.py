@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from reviewer.typescript import Function, Module
 
 TABLE_BUILDERS = ("sqliteTable", "pgTable", "mysqlTable")
-_TABLE_CALL = r"\b(" + "|".join(TABLE_BUILDERS) + r")\s*\("
+TABLE_CALL = r"\b(" + "|".join(TABLE_BUILDERS) + r")\s*\("
 _FIRST_STRING = re.compile(r"""^[\w$.]+\(\s*["'`]([^"'`]+)["'`]""")
 _WRITES = frozenset({"insert", "update", "delete"})
 # A function name shown as evidence is cut (names are identifiers, but a hostile tree may hold anything).
@@ -55,17 +55,20 @@ def shown(name: str) -> str:
     return name if len(name) <= _MAX_SHOWN else name[:_MAX_SHOWN] + "…"
 
 
-def tables(corpus: "Corpus") -> list[TableDecl]:
-    """Every drizzle table declared at the top level of a TypeScript file of the base tree (read once per review)."""
-    if "tables" not in corpus.memo:
-        corpus.memo["tables"] = _tables(corpus)
-    return corpus.memo["tables"]
+def tables(corpus: "Corpus", columns: str) -> list[TableDecl]:
+    """The drizzle tables declared at the top level of the base tree's TypeScript files that also
+    spell `columns` (a regex for the column names the caller wants; read once per review each)."""
+    key = f"tables:{columns}"
+    if key not in corpus.memo:
+        corpus.memo[key] = _tables(corpus, columns)
+    return corpus.memo[key]
 
 
-def _tables(corpus: "Corpus") -> list[TableDecl]:
+def _tables(corpus: "Corpus", columns: str) -> list[TableDecl]:
     out: list[TableDecl] = []
     program = corpus.program
-    for path in corpus.candidates([_TABLE_CALL]):
+    # Only files that declare a table and spell a wanted column are parsed.
+    for path in corpus.candidates([TABLE_CALL, columns], all_match=True):
         module = program.module(path)
         if module is None:
             continue

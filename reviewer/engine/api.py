@@ -267,6 +267,10 @@ class Family:
     # Proposes the code base's own names for the vocabulary options, read from
     # the base tree (reviewer/engine/vocabulary.py decides when they are used).
     infer: "Callable[[Corpus], tuple[Proposal, ...]] | None" = None
+    # What `infer` first greps the tree for, per option: (option, regex, the fixed
+    # strings every match contains). The hints of every option to be inferred are
+    # read in one fixed-string pass (`Corpus.candidates` then asks git nothing).
+    infer_hints: tuple[tuple[str, str, tuple[str, ...]], ...] = ()
 
     def __post_init__(self) -> None:
         names = [o.name for o in self.options]

@@ -13,6 +13,7 @@
 from __future__ import annotations
 
 import bisect
+import re
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, Mapping
@@ -27,6 +28,19 @@ if TYPE_CHECKING:
     from reviewer.typescript import Program
 
 
+_ERE_SPECIAL = re.compile(r"([\\.\[\](){}*+?|^$])")
+
+
+def ere_escape(text: str) -> str:
+    """`text` as a literal in an extended regex (and in Python's `re`, which reads it the same)."""
+    return _ERE_SPECIAL.sub(r"\\\1", text)
+
+
+def word_pattern(word: str) -> str:
+    """`word` as a whole word (what `git grep -w` means), one extended regex that Python reads the same."""
+    return r"(^|[^A-Za-z0-9_])" + ere_escape(word) + r"([^A-Za-z0-9_]|$)"
+
+
 class TreeView:
     """Read-only access to any file of one git tree, loaded lazily from objects."""
 
@@ -36,6 +50,8 @@ class TreeView:
         self._reader = reader
         self._cache: dict[str, bytes | None] = {}
         self._known: dict[str, bytes] = {}  # blob id -> content already read
+        self._scanned: dict[str, set[str]] = {}  # regex -> TypeScript paths matching it (prescan)
+        self._words: dict[str, bool] = {}  # word -> occurs as a whole word in TypeScript (prescan)
 
     @cached_property
     def _entries(self) -> dict[str, tuple[str, str, str]]:
@@ -86,12 +102,52 @@ class TreeView:
         self._known.update(blobs)
 
     def words_present(self, words: list[str]) -> set[str]:
-        """Which of `words` occur as whole words in the tree's TypeScript files (one `git grep`)."""
+        """Which of `words` occur as whole words in the tree's TypeScript files (one `git grep`,
+        none when `prescan` already read them)."""
+        if all(w in self._words for w in words):
+            return {w for w in words if self._words[w]}
         return self._repo.grep_words(self.tree, words, TYPESCRIPT_SUFFIXES)
 
     def files_matching(self, patterns: list[str], all_match: bool = False) -> tuple[str, ...]:
-        """The tree's TypeScript files whose text matches any (or every) of the extended regexes (one `git grep`)."""
+        """The tree's TypeScript files whose text matches any (or every) of the extended regexes (one `git grep`,
+        none when `prescan` already read them)."""
+        if patterns and all(p in self._scanned for p in patterns):
+            sets = [self._scanned[p] for p in patterns]
+            found = set.intersection(*sets) if all_match else set().union(*sets)
+            return tuple(sorted(found))
         return self._repo.grep_files(self.tree, patterns, TYPESCRIPT_SUFFIXES, all_match)
+
+    def prescan(self, words: list[str], hints: list[tuple[str, tuple[str, ...]]]) -> None:
+        """Answer later `words_present` for `words` and `files_matching` for each hint's regex from one
+        fixed-string `git grep` (git's fast path) over the literals involved.
+
+        A hint is (regex, literals): every line the regex matches contains one of its literals, so git
+        narrows to those lines and Python's `re` decides. A regex Python cannot compile is left to git.
+        """
+        compiled: dict[str, tuple[re.Pattern[str], tuple[str, ...]]] = {}
+        for pattern, literals in hints:
+            if pattern in self._scanned or pattern in compiled or not literals:
+                continue
+            try:
+                compiled[pattern] = (re.compile(pattern), literals)
+            except re.error:
+                continue
+        new_words = sorted({w for w in words if w and w not in self._words})
+        literals = {lit for _, lits in compiled.values() for lit in lits} | set(new_words)
+        if not literals:
+            return
+        found: dict[str, set[str]] = {p: set() for p in compiled}
+        seen: set[str] = set()
+        word_rx = {w: re.compile(word_pattern(w)) for w in new_words}
+        for path, line in self._repo.grep_lines(self.tree, sorted(literals), TYPESCRIPT_SUFFIXES):
+            for pattern, (rx, lits) in compiled.items():
+                if path not in found[pattern] and any(lit in line for lit in lits) and rx.search(line):
+                    found[pattern].add(path)
+            for word, rx in word_rx.items():
+                if word not in seen and word in line and rx.search(line):
+                    seen.add(word)
+        self._scanned.update(found)
+        self._words.update({w: w in seen for w in new_words})
 
     def prefetch(self, paths: list[str]) -> None:
         """Read many files with one git process."""

@@ -102,12 +102,18 @@ def resolve(
     unset = {f.id: _unset(f, config) for f in families}
     wanted = sorted({w for f in families for name in unset[f.id] for w in words(effective[f.id].get(name))})
     present = presence(wanted) if infer and wanted else set()
+    absent_of = {f.id: [n for n in unset[f.id] if infer and not set(words(effective[f.id].get(n))) & present]
+                 for f in families}
+    # One fixed-string pass for what every option to be inferred greps for first.
+    hints = [(rx, lits) for f in families for option, rx, lits in f.infer_hints if option in absent_of[f.id]]
+    if hints:
+        base.prescan([], hints)
     out: dict[str, Vocabulary] = {}
     memo: dict[str, Any] = {}
     for family in families:
         options = dict(effective[family.id])
         sources = {o.name: CONFIGURED for o in family.options if o.vocabulary and o.name not in unset[family.id]}
-        absent = [n for n in unset[family.id] if infer and not set(words(options.get(n))) & present]
+        absent = absent_of[family.id]
         sources.update({n: DEFAULT for n in unset[family.id]})
         applied: list[Proposal] = []
         looked: dict[str, str] = {}
@@ -135,6 +141,7 @@ def propose(families: Iterable[Family], config: Config, base: TreeView) -> list[
     families = sorted(families, key=lambda f: f.id)
     programs: dict = {}
     wanted = sorted({w for f in families for o in f.options if o.vocabulary for w in words(o.default)})
+    base.prescan(wanted, [(rx, lits) for f in families for _, rx, lits in f.infer_hints])
     present = base.words_present(wanted) if wanted else set()
     out = []
     memo: dict[str, Any] = {}

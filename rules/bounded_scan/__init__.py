@@ -28,7 +28,7 @@ from reviewer.rules.bounded_scan.cas import check_cas
 from reviewer.rules.bounded_scan.chains import loc, queries
 from reviewer.rules.bounded_scan.roles import role_scans
 from reviewer.rules.bounded_scan.select import check_select
-from reviewer.rules.bounded_scan.vocabulary import infer
+from reviewer.rules.bounded_scan.vocabulary import HINTS, infer
 from reviewer.rules.bounded_scan.spec import CHECKS, FAMILY_ID, OPTIONS, in_scan_paths
 
 if TYPE_CHECKING:
@@ -228,4 +228,5 @@ FAMILY = Family(
     run=run,
     options=OPTIONS,
     infer=infer,
+    infer_hints=HINTS,
 )

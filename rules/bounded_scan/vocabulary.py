@@ -13,18 +13,35 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from reviewer.engine.api import Evidence, Proposal
+from reviewer.engine.api import Evidence, Options, Proposal
+from reviewer.engine.context import ere_escape
 from reviewer.rules import _vocabulary as vocab
+from reviewer.rules.bounded_scan.spec import OPTIONS
 
 if TYPE_CHECKING:
     from reviewer.engine.context import Corpus
 
 
+def _queue_columns(opts: Options) -> list[str]:
+    return sorted(set(opts.attempts_columns) | set(opts.wake_flags) | set(opts.settled_guards))
+
+
+def _columns_pattern(columns: list[str]) -> str:
+    return r"\b(" + "|".join(ere_escape(c) for c in columns) + r")\b" if columns else r"$^"
+
+
+# What `infer` greps for with the default options (reviewer/engine/vocabulary.py reads them in one pass).
+_DEFAULT_COLUMNS = _queue_columns(Options(OPTIONS, {}))
+HINTS = (
+    ("tables", vocab.TABLE_CALL, vocab.TABLE_BUILDERS),
+    ("tables", _columns_pattern(_DEFAULT_COLUMNS), tuple(_DEFAULT_COLUMNS)),
+)
+
+
 def infer(corpus: "Corpus") -> tuple[Proposal, ...]:
-    opts = corpus.opts
-    queue_columns = set(opts.attempts_columns) | set(opts.wake_flags) | set(opts.settled_guards)
+    queue_columns = _queue_columns(corpus.opts)
     found: dict[str, Evidence] = {}
-    for table in vocab.tables(corpus):
+    for table in vocab.tables(corpus, _columns_pattern(queue_columns)):
         columns = table.matching(queue_columns)
         if columns and table.name not in found:
             found[table.name] = Evidence(table.path, columns[0].line,

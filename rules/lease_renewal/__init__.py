@@ -28,7 +28,7 @@ from reviewer.rules.lease_renewal.loops import check_loops
 from reviewer.rules.lease_renewal.lost import check_lost, mentions_lost
 from reviewer.rules.lease_renewal.scan import Scan
 from reviewer.rules.lease_renewal.sites import check_release_sites
-from reviewer.rules.lease_renewal.vocabulary import infer
+from reviewer.rules.lease_renewal.vocabulary import HINTS, infer
 from reviewer.rules.lease_renewal.spec import CHECKS, FAMILY_ID, OPTIONS
 
 if TYPE_CHECKING:
@@ -120,4 +120,5 @@ FAMILY = Family(
     run=run,
     options=OPTIONS,
     infer=infer,
+    infer_hints=HINTS,
 )

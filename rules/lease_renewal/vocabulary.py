@@ -21,19 +21,56 @@ from reviewer.rules import _vocabulary as vocab
 if TYPE_CHECKING:
     from reviewer.engine.context import Corpus
 
-# A lease column by its name; an expiry alone is a lease only next to an owner (a token's
-# expiry is not a lock: an account table with `token_expiry` has no owner to lose it).
-LEASE_COLUMN = re.compile(r"(?i)(lease|heartbeat|locked_?until|claimed_?until)")
-EXPIRY_COLUMN = re.compile(r"(?i)(expir|deadline)")
-OWNER_COLUMN = re.compile(r"(?i)(owner|holder|worker|claimed_?by|locked_?by|instance|process)")
+# A lease column by the words of its name (`lease_until`, `leaseExpiresAt`, `heartbeat_at`;
+# not `release_date`). An expiry alone is a lease only next to an owner: a token's expiry is
+# not a lock (an account table with `token_expiry` has no owner to lose it).
+LEASE_WORDS = frozenset({"lease", "heartbeat"})
+UNTIL_WORDS = frozenset({"locked", "claimed", "held"})
+OWNER_WORDS = frozenset({"owner", "holder", "worker", "instance", "process", "claimant"})
+_WORD = re.compile(r"[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])")
+
+
+def _words(name: str) -> list[str]:
+    return [w.lower() for w in _WORD.findall(name)]
+
+
+def is_lease_column(name: str) -> bool:
+    words = _words(name)
+    return bool(LEASE_WORDS & set(words)) or any(
+        a in UNTIL_WORDS and b == "until" for a, b in zip(words, words[1:]))
+
+
+def is_expiry_column(name: str) -> bool:
+    return any(w.startswith("expir") or w == "deadline" for w in _words(name))
+
+
+def is_owner_column(name: str) -> bool:
+    """`owner_id`, `holder`, `claimed_by`; not `created_by` (an author owns no lock)."""
+    words = _words(name)
+    return bool(OWNER_WORDS & set(words)) or any(
+        a in UNTIL_WORDS | {"leased", "owned", "taken"} and b == "by" for a, b in zip(words, words[1:]))
+
+
 # Sorted by name; a writer whose name says none of these is listed by `reviewer init` but not used.
 KINDS = (
     ("acquire", re.compile(r"(?i)^(try_?)?(acquire|claim|take|takeover|grab|lock|reserve|checkout|lease)")),
     ("renew", re.compile(r"(?i)(renew|heartbeat|extend|refresh|touch|keep_?alive|bump)")),
     ("release", re.compile(r"(?i)^(release|clear|unlock|drop|free|relinquish|consume|give_?up|checkin|delete|remove)")),
 )
+# The lease and expiry column names above, spelt for git's extended regexes (no `(?i)`).
+_COLUMNS_GREP = ("[Ll]ease|LEASE|[Hh]eartbeat|HEARTBEAT|[Ll]ocked_?[Uu]ntil|LOCKED_?UNTIL|[Cc]laimed_?[Uu]ntil|CLAIMED_?UNTIL"
+                 "|[Ee]xpir|EXPIR|[Dd]eadline|DEADLINE")
 _CONSTANT = re.compile(r"^[A-Z][A-Z0-9_]*(LEASE|TTL)[A-Z0-9_]*$")
 _CONSTANT_GREP = r"\b[A-Z][A-Z0-9_]*(LEASE|TTL)[A-Z0-9_]*\s*="
+# What `infer` greps for first (reviewer/engine/vocabulary.py reads them in one pass).
+# Every match of _COLUMNS_GREP contains one of these fixed strings (git's fast path narrows, `re` decides).
+_COLUMN_LITERALS = ("lease", "Lease", "LEASE", "heartbeat", "Heartbeat", "HEARTBEAT", "ocked", "OCKED",
+                    "laimed", "LAIMED", "xpir", "XPIR", "eadline", "EADLINE")
+HINTS = (
+    *((option, vocab.TABLE_CALL, vocab.TABLE_BUILDERS) for option in ("acquire", "renew", "release", "lease_constant")),
+    *((option, _COLUMNS_GREP, _COLUMN_LITERALS) for option in ("acquire", "renew", "release", "lease_constant")),
+    ("lease_constant", _CONSTANT_GREP, ("LEASE", "TTL")),
+)
 _LOOKED = {
     "acquire": "functions named like acquire/claim/take/lock that write a table with a lease/expiry column",
     "renew": "functions named like renew/heartbeat/extend/refresh that write a table with a lease/expiry column",
@@ -44,7 +81,7 @@ _LOOKED = {
 
 
 def infer(corpus: "Corpus") -> tuple[Proposal, ...]:
-    leases = [(t, c) for t in vocab.tables(corpus) for c in _lease_columns(t)]
+    leases = [(t, c) for t in vocab.tables(corpus, _COLUMNS_GREP) for c in _lease_columns(t)]
     tables = {t.name for t, _ in leases}
     found: dict[str, dict[str, list[Evidence]]] = {kind: {} for kind, _ in KINDS}
     api_files: set[str] = set()
@@ -69,10 +106,11 @@ def infer(corpus: "Corpus") -> tuple[Proposal, ...]:
 
 
 def _lease_columns(table: vocab.TableDecl) -> list[vocab.Column]:
-    direct = table.matching(LEASE_COLUMN)
+    direct = [c for c in table.columns if is_lease_column(c.key) or is_lease_column(c.sql)]
     if direct:
         return direct
-    return table.matching(EXPIRY_COLUMN) if table.matching(OWNER_COLUMN) else []
+    owned = any(is_owner_column(c.key) or is_owner_column(c.sql) for c in table.columns)
+    return [c for c in table.columns if is_expiry_column(c.key) or is_expiry_column(c.sql)] if owned else []
 
 
 def _lease_constant(corpus: "Corpus", api_files: set[str], no_table: str) -> Proposal:

@@ -25,7 +25,7 @@ from reviewer.rules import _effect as fx
 from reviewer.rules.terminal_commit_order.failure import check_success_after_failure
 from reviewer.rules.terminal_commit_order.recovery import check_recovery
 from reviewer.rules.terminal_commit_order.scan import Scan
-from reviewer.rules.terminal_commit_order.vocabulary import infer
+from reviewer.rules.terminal_commit_order.vocabulary import HINTS, infer
 from reviewer.rules.terminal_commit_order.spec import CHECKS, FAMILY_ID, OPTIONS
 from reviewer.rules.terminal_commit_order.tools import check_terminal_before_tools
 
@@ -121,4 +121,5 @@ FAMILY = Family(
     run=run,
     options=OPTIONS,
     infer=infer,
+    infer_hints=HINTS,
 )

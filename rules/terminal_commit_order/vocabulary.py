@@ -30,6 +30,13 @@ _SETTLE_GREP = r"(fail|settle|await|cancel|finish|drain|abort)[A-Za-z0-9_]*(Tool
 # text buffer is a hook too, but not of a step's end.
 _HOOK = re.compile(r"^(terminal|final|step|end|ended|fail|failed|failure|success|complete|completed|finish|finished)\w*Commit$", re.I)
 _HOOK_GREP = r"\b(terminal|final|step|end|ended|fail|failed|failure|success|complete|completed|finish|finished)[A-Za-z0-9_]*Commit\b\s*[:(]"
+# What `infer` greps for (reviewer/engine/vocabulary.py reads them in one pass).
+HINTS = (
+    ("success_events", _EVENT_GREP, SUCCESS + FAILURE),
+    ("failure_events", _EVENT_GREP, SUCCESS + FAILURE),
+    ("settle_tools", _SETTLE_GREP, ("Tool", "Task", "tool", "task")),
+    ("terminal_hooks", _HOOK_GREP, ("Commit",)),
+)
 _FUNCTION_KINDS = ("arrow_function", "function_expression", "function", "method_definition")
 
 
