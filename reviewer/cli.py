@@ -68,7 +68,8 @@ def _add_inputs(p: argparse.ArgumentParser, with_formats: bool = True, pr: bool 
         p.add_argument("--format", action="append", metavar="FMT[=PATH]",
                        help=f"one of {', '.join(FORMATS)} (default markdown); repeatable, at most one to stdout")
         p.add_argument("--scope", default="changed", choices=("changed", "file", "all"),
-                       help="report findings where the patch changed code (default), anywhere in changed files, or all")
+                       help="count findings where the patch changed code (default), anywhere in changed files, or "
+                            "everywhere (all: every family also examines unchanged code that uses its idioms)")
 
 
 def _add_state(p: argparse.ArgumentParser) -> None:

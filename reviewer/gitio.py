@@ -349,6 +349,21 @@ class Repo:
         found = {line.decode("utf-8", "replace") for line in res.stdout.splitlines()}
         return found & set(wanted)
 
+    def grep_word_files(self, tree: str, words: list[str], suffixes: tuple[str, ...]) -> tuple[str, ...]:
+        """Paths of the files of `tree` with one of `suffixes` in which one of `words` occurs as a whole
+        word (fixed strings, one process), sorted."""
+        wanted = sorted({w for w in words if w and "\n" not in w and "\r" not in w and "\0" not in w})
+        if not wanted:
+            return ()
+        specs = [f"*{suffix}" for suffix in suffixes]
+        res = self.run("grep", "-l", "-F", "-w", "-I", "--no-color", "-f", "-", tree, "--", *specs,
+                       stdin="\n".join(wanted).encode() + b"\n", check=False)
+        if res.returncode not in (0, 1):
+            raise GitError(f"git grep failed: {res.last_error_line}")
+        prefix = f"{tree}:"
+        paths = {line.decode("utf-8", "surrogateescape") for line in res.stdout.splitlines()}
+        return tuple(sorted(p[len(prefix):] if p.startswith(prefix) else p for p in paths))
+
     def grep_files(
         self, tree: str, patterns: list[str], suffixes: tuple[str, ...], all_match: bool = False
     ) -> tuple[str, ...]:

@@ -273,7 +273,7 @@ def execute(req: Request, p: Prepared, gate_only: bool = False) -> Reviewed:
                 families, changeset,
                 TreeView(repo, changeset.base_tree, reader), TreeView(repo, changeset.patched_tree, reader),
                 config, req.budget_seconds if req.budget_seconds is not None else config.limits.rule_seconds,
-                cache=_open_cache(req.cache_dir),
+                cache=_open_cache(req.cache_dir), scope=req.scope,
             )
         finally:
             reader.close()

@@ -101,6 +101,19 @@ def tree_paths(ctx: "ReviewContext", patterns: Sequence[str]) -> tuple[str, ...]
     return paths
 
 
+def reviewed_paths(ctx: "ReviewContext", ignore: Sequence[str], idioms: Iterable[str]) -> tuple[str, ...]:
+    """The TypeScript files a family examines: the changed ones, and under `--scope all` also every
+    file of the patched tree that names one of its idioms (one `git grep -w`), so a violation the
+    patch did not touch is found and counted instead of never being looked at."""
+    changed = {p for p in ctx.changeset.typescript_paths() if not globs.matches(p, ignore)}
+    if ctx.scope != "all":
+        return tuple(sorted(changed))
+    # A name as written, and its namespace (`Claim.clear` may be reached through `Claim`).
+    words = sorted({w for name in idioms for w in (strip_call_marks(name), strip_call_marks(name).split(".")[0]) if w})
+    named = {p for p in ctx.patched.files_naming(words) if not globs.matches(p, ignore)}
+    return tuple(sorted(changed | named))
+
+
 def files_naming(
     ctx: "ReviewContext", patterns: Sequence[str], words: Iterable[str], ignore: Sequence[str] = ()
 ) -> tuple[str, ...]:

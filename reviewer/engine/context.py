@@ -108,6 +108,10 @@ class TreeView:
             return {w for w in words if self._words[w]}
         return self._repo.grep_words(self.tree, words, TYPESCRIPT_SUFFIXES)
 
+    def files_naming(self, words: list[str]) -> tuple[str, ...]:
+        """The tree's TypeScript files in which one of `words` occurs as a whole word (one `git grep`)."""
+        return self._repo.grep_word_files(self.tree, words, TYPESCRIPT_SUFFIXES)
+
     def files_matching(self, patterns: list[str], all_match: bool = False) -> tuple[str, ...]:
         """The tree's TypeScript files whose text matches any (or every) of the extended regexes (one `git grep`,
         none when `prescan` already read them)."""
@@ -166,6 +170,9 @@ class ReviewContext:
     options: Mapping[str, Any]
     severities: Mapping[str, Severity] = field(default_factory=dict)
     _programs: dict[str, "Program"] = field(default_factory=dict)
+    # --scope: "changed", "file" or "all". Under "all" a family also examines unchanged
+    # files that use its idioms, so what it finds there is counted, not only listed.
+    scope: str = "changed"
 
     def _program(self, side: str) -> "Program":
         if side not in self._programs:

@@ -62,6 +62,7 @@ def run_families(
     config: Config,
     budget_seconds: float = DEFAULT_BUDGET_SECONDS,
     cache: "OutcomeCache | None" = None,
+    scope: str = "changed",
 ) -> tuple[InvariantResult, ...]:
     results: list[InvariantResult] = []
     programs: dict = {}  # shared so every family reuses one parse of each file
@@ -76,12 +77,14 @@ def run_families(
     for family in sorted(families, key=lambda f: f.id):
         vocab = vocabularies[family.id]
         options = dict(vocab.options)
-        key = _cache_key(family, options, config, change) if cache is not None and change is not None else None
+        # What a family examines depends on the scope (all: unchanged files too), so it is part of the key.
+        keyed = {**options, "@scope": scope} if scope == "all" else options
+        key = _cache_key(family, keyed, config, change) if cache is not None and change is not None else None
         cached = cache.load(key) if cache is not None and key is not None else None
         if cached is not None:
             results.append(_finish(family, cached, config, vocab))
             continue
-        ctx = ReviewContext(changeset, base, patched, family, options, config.severities, programs)
+        ctx = ReviewContext(changeset, base, patched, family, options, config.severities, programs, scope=scope)
         try:
             with time_budget(budget_seconds, BudgetExceeded):
                 outcome = family.run(ctx)

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Sequence
 
-from reviewer.engine import globs
 from reviewer.report.model import Finding, Severity
 from reviewer.engine.api import Family, Options, Outcome
 from reviewer.typescript import Module
@@ -60,7 +59,7 @@ def _idiom_tokens(opts: Options) -> list[str]:
 
 def run(ctx: "ReviewContext") -> Outcome:
     opts = ctx.opts
-    changed = tuple(p for p in ctx.changeset.typescript_paths() if not globs.matches(p, opts.ignore_paths))
+    changed = fx.reviewed_paths(ctx, opts.ignore_paths, _idiom_tokens(opts))
     if not changed:
         return Outcome("no changed TypeScript file")
     program = ctx.program

@@ -35,7 +35,8 @@ def check_interrupt_commit(scan: Scan) -> None:
                 if fx.key(release) in scan.reported_releases:
                     continue
                 touched = scan.files.get(cb.path)
-                if not (any(c.changed for c in path) or (touched is not None and touched.touches(cb.line, cb.end_line))):
+                if not (scan.widened or any(c.changed for c in path)
+                        or (touched is not None and touched.touches(cb.line, cb.end_line))):
                     continue  # pre-existing wiring the patch did not touch
                 scan.reported_releases.add(fx.key(release))
                 scan.hook_releases.add(fx.key(release))
@@ -103,7 +104,8 @@ def _check_interrupt_events(scan: Scan) -> None:
                 reached = program.reaches(value, opts.release, max_depth=4)
                 for path in sorted(reached, key=lambda p: [fx.key(c) for c in p]):
                     release = path[-1]
-                    if fx.key(release) in scan.reported_releases or not any(c.changed for c in path) and not call.changed:
+                    if fx.key(release) in scan.reported_releases or not (
+                            scan.widened or any(c.changed for c in path) or call.changed):
                         continue
                     scan.reported_releases.add(fx.key(release))
                     first = path[0]

@@ -76,7 +76,7 @@ def check_loops(scan: Scan) -> None:
     periods: list[str] = []
     for loop in loops:
         touched = scan.files.get(loop.path)
-        changed = touched is not None and touched.touches(loop.line, loop.end_line)
+        changed = scan.widened or (touched is not None and touched.touches(loop.line, loop.end_line))
         if loop.fork is not None and changed:
             _check_joined(scan, loop)
         if loop.schedule is None:

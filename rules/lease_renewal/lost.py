@@ -45,7 +45,7 @@ def check_lost(scan: Scan) -> None:
     for call in fx.in_key_order(catches):
         handler, why = handlers[id(call)]
         counted += 1
-        if not (call.changed or handler.changed) or call in seen:
+        if not (call.changed or handler.changed or scan.widened) or call in seen:
             continue
         lost_succeeds = _lost_branch_succeeds(program, handler, opts)
         if fx.handler_fails(program, handler, opts.fail) and not lost_succeeds:
@@ -62,7 +62,7 @@ def check_lost(scan: Scan) -> None:
                 continue
             counted += 1
             at = stage.call or call
-            if not (stage.expr.changed or call.changed):
+            if not (stage.expr.changed or call.changed or scan.widened):
                 continue
             if stage.expr in seen:
                 continue

@@ -54,6 +54,11 @@ class Scan:
     renew_names: fx.Matcher = field(init=False)
     catch_names: fx.Matcher = field(init=False)
 
+    @property
+    def widened(self) -> bool:
+        """`--scope all`: unchanged code in the examined files is judged too (scope then counts it)."""
+        return self.ctx.scope == "all"
+
     def __post_init__(self) -> None:
         self.release_names = fx.Matcher(self.opts.release)
         self.renew_names = fx.Matcher(self.opts.renew)

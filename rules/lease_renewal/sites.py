@@ -25,7 +25,7 @@ def check_release_sites(scan: Scan) -> None:
     candidates = [
         c
         for c in fx.iter_calls(program, scan.changed)
-        if scan.is_release(c) and c.changed and not _owns_api(program, c, opts)
+        if scan.is_release(c) and (c.changed or scan.widened) and not _owns_api(program, c, opts)
     ]
     allowed = _allowed_releases(scan)
     checked = 0

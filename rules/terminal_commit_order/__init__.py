@@ -71,7 +71,7 @@ def _idiom_tokens(opts: Options) -> list[str]:
 
 def run(ctx: "ReviewContext") -> Outcome:
     opts = ctx.opts
-    changed = tuple(p for p in ctx.changeset.typescript_paths() if not globs.matches(p, opts.ignore_paths))
+    changed = fx.reviewed_paths(ctx, opts.ignore_paths, _idiom_tokens(opts))
     if not changed:
         return Outcome("no changed TypeScript file")
     program = ctx.program
