@@ -7,6 +7,7 @@ from reviewer.typescript.conditions import Atom, evaluate
 from reviewer.typescript.endings import Exit, block_exit, exits, jumps_past, statement_of
 from reviewer.typescript.expressions import Call, Callback, Expr, Function, Invocation
 from reviewer.typescript.flags import Flag, flag_of, flags_set, switched_off
+from reviewer.typescript.loops import repeating_spans
 from reviewer.typescript.mentions import (
     error_scope,
     mentions_name,
@@ -48,6 +49,7 @@ __all__ = [
     "jumps_past",
     "mentions_name",
     "mentions_string",
+    "repeating_spans",
     "names_in",
     "statement_of",
     "strings_in",

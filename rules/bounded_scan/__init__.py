@@ -147,10 +147,12 @@ def run(ctx: "ReviewContext") -> Outcome:
     # Judged whole, changed or not: scope decides what is the patch's and what is pre-existing.
     by_role, entries, role_reads = role_scans(ctx, modules, opts)
     findings += by_role
-    roles = f"; {_plural(entries, 'recovery entry point')} reaching {_plural(role_reads, 'read')} of other tables" if role_reads else ""
+    roles = (f"; {_plural(entries, 'origin')} (recovery entry points, repeated code) reaching "
+             f"{_plural(role_reads, 'read')} of other tables") if role_reads else ""
     if not tally.changed and not findings and not entries:
         summary = ("no changed scan or wake CAS over " + "/".join(sorted(opts.tables))
-                   + ", and no recovery entry point (`recovery_entries`) in a changed scan-path file")
+                   + ", and no recovery entry point (`recovery_entries`) or repeated code (`repeat_drivers`, "
+                   "loops) in a changed scan-path file")
         return Outcome(summary, tuple(notes))
     examined = tally.changed + role_reads + entries
     return Outcome(_summary(tally, opts) + roles, tuple(findings + notes), examined=examined or len(findings))

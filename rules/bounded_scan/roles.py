@@ -1,10 +1,18 @@
-"""Scans by role: a multi-row read reached from a recovery entry point is a scan, whatever its table.
+"""Scans by role: a multi-row read reached from a recovery entry point, or from code that runs
+again and again, is a scan, whatever its table.
 
 Configured tables name the scans a maintainer knows about; a restart path
-that lists every suspended row of some other table is the same defect. A
-*recovery entry point* is a function (or an object property holding one)
-whose name matches the `recovery_entries` pattern, in a changed scan-path
-file or in a scan-path file that imports one. Its calls are followed `max_helper_depth` deep: to the definition the
+that lists every suspended row of some other table, or a poller that reads
+every pending row each tick, is the same defect. The origins, in a changed
+scan-path file or in a scan-path file that imports one:
+
+- a *recovery entry point*: a function (or an object property holding one)
+  whose name matches the `recovery_entries` pattern;
+- *repeated code*: what a `repeat_drivers` combinator or timer is applied to
+  (`poll().pipe(Effect.repeat(s))`, `Effect.forever(x)`, `setInterval(sweep, ms)`),
+  and the body of a `while`/`do` loop or a `for (;;)`.
+
+Their calls are followed `max_helper_depth` deep: to the definition the
 model resolves, else, for `x.m()` on a value the model cannot follow (a
 service taken from a context), to functions named `m` in the modules the
 caller imports. Every select chain in a reached function is judged like a
@@ -23,29 +31,48 @@ from reviewer.change.changeset import is_typescript
 from reviewer.engine import globs
 from reviewer.engine.api import Options
 from reviewer.report.model import Finding, Location
+from reviewer.rules import _effect as fx
 from reviewer.rules.bounded_scan.chains import Query, queries
 from reviewer.rules.bounded_scan.select import check_select
+
+from reviewer.typescript import repeating_spans
 
 if TYPE_CHECKING:
     from reviewer.engine.context import ReviewContext
     from reviewer.typescript import Call, Function, Module, Program
+
+# What a timer's first argument may be for its body to be the repeated code.
+_NAMES = frozenset({"identifier", "member_expression"})
+_CALLABLE = frozenset({"arrow_function", "function_expression", "function"}) | _NAMES
 
 # Only these say whether a read is bounded; order and attempts are for configured tables.
 _BOUND_CHECKS = ("bounded-scan/unbounded", "bounded-scan/bound-too-large", "bounded-scan/unresolved-bound")
 
 
 @dataclass(frozen=True)
-class Reach:
-    """How a recovery entry point reaches a function: the entry, then each call taken."""
+class Origin:
+    """Where repeated or restart code starts: a recovery entry point, a repeating combinator or timer,
+    or a loop that runs until stopped. `span` is the code it runs, inside `fn`."""
 
-    entry: "Function"
+    fn: "Function"
+    span: tuple[int, int]
+    label: str  # "recovery entry point `resumeAll`", "`Effect.repeat` in `pump`"
+    why: str  # "runs at start-up or restart", "runs on every tick"
+
+    def location(self) -> Location:
+        return Location(self.fn.path, self.span[0], self.span[1], f"{self.label} ({self.why})")
+
+
+@dataclass(frozen=True)
+class Reach:
+    """How an origin reaches a function: the origin, then each call taken."""
+
+    origin: Origin
     calls: tuple["Call", ...]
 
     def related(self) -> tuple[Location, ...]:
-        first = Location(self.entry.path, self.entry.line, self.entry.line,
-                         f"recovery entry point `{self.entry.name}` (runs at start-up or restart)")
         hops = tuple(Location(c.path, c.line, c.end_line, f"`{c.callee_text}` leads to the scan") for c in self.calls)
-        return (first, *hops)
+        return (self.origin.location(), *hops)
 
 
 def importers(ctx: "ReviewContext", modules: list["Module"], opts: Options) -> list["Module"]:
@@ -70,11 +97,41 @@ def importers(ctx: "ReviewContext", modules: list["Module"], opts: Options) -> l
     return out
 
 
-def entry_points(modules: list["Module"], opts: Options) -> list["Function"]:
+def entry_points(modules: list["Module"], opts: Options) -> list[Origin]:
     """Functions of the given modules whose name says they recover or resume work."""
     pattern = opts.recovery_entries
     found = [fn for m in modules for fn in m.functions() if fn.name and pattern.search(fn.name)]
-    return sorted(found, key=lambda f: (f.path, f.line))
+    return [Origin(fn, (fn.line, fn.end_line), f"recovery entry point `{fn.name}`", "runs at start-up or restart")
+            for fn in sorted(found, key=lambda f: (f.path, f.line))]
+
+
+def repeaters(modules: list["Module"], opts: Options) -> list[Origin]:
+    """Code the given modules run again and again: what a repeat combinator or timer
+    (`repeat_drivers`) is applied to, and the body of a loop that runs until stopped."""
+    found: dict[tuple[str, int, int], Origin] = {}
+    for module in modules:
+        for fn in module.functions():
+            name = f"`{fn.name}`" if fn.name else "an anonymous function"
+            for span in repeating_spans(fn):
+                found.setdefault((fn.path, *span), Origin(fn, span, f"a loop in {name}", "repeats until stopped"))
+        for call in module.calls():
+            fn = call.enclosing
+            if fn is None:
+                continue
+            driver = next((st.name for st in fx.stages_of(call) if fx.matches(st.name, opts.repeat_drivers)), None)
+            span = (call.line, call.end_line)
+            if driver is None and fx.matches(call.callee, opts.repeat_drivers) and call.args and call.args[0].kind in _CALLABLE:
+                driver, span = call.callee, (call.args[0].line, call.args[0].end_line)
+                named = module.program.definition(call.path, call.args[0].text) if call.args[0].kind in _NAMES else None
+                if named is not None:  # `setInterval(sweep, ms)`: the body of `sweep` is what repeats
+                    fn, span = named, (named.line, named.end_line)
+            if driver is not None:
+                where = f"`{fn.name}`" if fn.name else "an anonymous function"
+                if fn is not call.enclosing:
+                    where = f"`{call.enclosing.name or 'an anonymous function'}`, repeating `{fn.name}`"
+                found.setdefault((fn.path, *span), Origin(fn, span, f"`{fx.strip_call_marks(driver)}` in {where}",
+                                                          "runs on every tick"))
+    return [found[k] for k in sorted(found)]
 
 
 def _candidates(program: "Program", call: "Call") -> list["Function"]:
@@ -95,27 +152,30 @@ def _candidates(program: "Program", call: "Call") -> list["Function"]:
     return out
 
 
-def reached(program: "Program", entry: "Function", depth: int) -> Iterator[tuple["Function", Reach]]:
-    """Every function `entry` reaches within `depth` calls (itself first), each once, breadth first."""
-    seen = {id(entry)}
-    frontier = [(entry, Reach(entry, ()))]
-    yield entry, Reach(entry, ())
+def reached(program: "Program", origin: Origin, depth: int) -> Iterator[tuple["Function", tuple[int, int], Reach]]:
+    """Every function `origin` reaches within `depth` calls, each once, breadth first, with the lines
+    of it that run (the origin's own span first, then whole functions)."""
+    seen = {id(origin.fn)}
+    start = Reach(origin, ())
+    yield origin.fn, origin.span, start
+    first = [c for c in origin.fn.all_calls if origin.span[0] <= c.line and c.end_line <= origin.span[1]]
+    frontier: list[tuple[list["Call"], Reach]] = [(first, start)]
     for _ in range(depth):
-        following: list[tuple["Function", Reach]] = []
-        for fn, how in frontier:
-            for call in fn.all_calls:
+        following: list[tuple[list["Call"], Reach]] = []
+        for calls, how in frontier:
+            for call in calls:
                 for target in _candidates(program, call):
                     if id(target) in seen:
                         continue
                     seen.add(id(target))
-                    step = (target, Reach(how.entry, (*how.calls, call)))
-                    following.append(step)
-                    yield step
+                    step = Reach(how.origin, (*how.calls, call))
+                    following.append((list(target.all_calls), step))
+                    yield target, (target.line, target.end_line), step
         frontier = following
 
 
-def _inside(query: Query, fn: "Function") -> bool:
-    return query.path == fn.path and fn.line <= query.line and query.end_line <= fn.end_line
+def _inside(query: Query, fn: "Function", span: tuple[int, int]) -> bool:
+    return query.path == fn.path and span[0] <= query.line and query.end_line <= span[1]
 
 
 def _with_table(ctx: "ReviewContext", opts: Options, table: str) -> Options:
@@ -125,32 +185,36 @@ def _with_table(ctx: "ReviewContext", opts: Options, table: str) -> Options:
 
 
 def role_scans(ctx: "ReviewContext", modules: list["Module"], opts: Options) -> tuple[list[Finding], int, int]:
-    """(findings, recovery entry points, scans they reach) for the changed scan-path modules.
+    """(findings, origins, scans they reach) for the changed scan-path modules: recovery entry points
+    first, then repeated code.
 
     Reads over configured tables are left to the main run, which judges them whole.
     """
     program = ctx.program
-    entries = entry_points([*modules, *importers(ctx, modules, opts)], opts)
+    examined = [*modules, *importers(ctx, modules, opts)]
+    origins = [*entry_points(examined, opts), *repeaters(examined, opts)]
     findings: list[Finding] = []
     judged: set[tuple[str, int]] = set()
-    for entry in entries:
-        for fn, how in reached(program, entry, opts.max_helper_depth):
+    for origin in origins:
+        for fn, span, how in reached(program, origin, opts.max_helper_depth):
             module = program.module(fn.path)
             if module is None:
                 continue
             for query in queries(module, opts, any_table=True):
                 key = (query.path, query.line)
-                if query.kind != "select" or not _inside(query, fn) or key in judged or query.table in opts.tables:
+                if query.kind != "select" or not _inside(query, fn, span) or key in judged or query.table in opts.tables:
                     continue
                 judged.add(key)
                 result = check_select(ctx, module, query, _with_table(ctx, opts, query.table))
                 findings += [_reached(f, how) for f in result.findings if f.rule in _BOUND_CHECKS]
-    return findings, len(entries), len(judged)
+    return findings, len(origins), len(judged)
 
 
 def _reached(finding: Finding, how: Reach) -> Finding:
+    origin = how.origin
+    when = "at restart" if origin.why.endswith("restart") else "on every tick"
     message = (
-        f"{finding.message} It is a scan by its role: recovery entry point `{how.entry.name}` "
-        f"({how.entry.path}:{how.entry.line}) reaches it, so it runs over every matching row at restart."
+        f"{finding.message} It is a scan by its role: {origin.label} "
+        f"({origin.fn.path}:{origin.span[0]}) {'reaches' if how.calls else 'runs'} it, so it reads every matching row {when}."
     )
     return dataclasses.replace(finding, message=message, related=(*how.related(), *finding.related))

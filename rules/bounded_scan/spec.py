@@ -88,6 +88,14 @@ OPTIONS: tuple[Option, ...] = (
         'Names of recovery entry points (functions or properties run at start-up or restart); '
         'every multi-row read they reach is a scan, whatever its table.',
     ),
+    Option(
+        'repeat_drivers',
+        ["Effect.repeat", "Effect.repeatOrElse", "Effect.schedule", "Effect.forever",
+         "Stream.repeatEffect", "Stream.repeatEffectWithSchedule", "setInterval"],
+        Kind.NAMES,
+        'Combinators and timers that run code again and again: every multi-row read the repeated code '
+        'reaches is a scan, whatever its table (so is one in a `while`/`do` loop or a `for (;;)`).',
+    ),
 )
 
 _BAD_UNBOUNDED = """\
