@@ -9,8 +9,10 @@ scan-path file or in a scan-path file that imports one:
 - a *recovery entry point*: a function (or an object property holding one)
   whose name matches the `recovery_entries` pattern;
 - *repeated code*: what a `repeat_drivers` combinator or timer is applied to
-  (`poll().pipe(Effect.repeat(s))`, `Effect.forever(x)`, `setInterval(sweep, ms)`),
-  and the body of a `while`/`do` loop or a `for (;;)`.
+  (`poll().pipe(Effect.repeat(s))`, `setInterval(sweep, ms)`), and the body of
+  a polling loop: a `while`/`do` loop or a `for (;;)` that waits (`poll_waits`)
+  between rounds. A loop that does not wait is a work loop (a step loop, a
+  retry count), not a poller.
 
 Their calls are followed `max_helper_depth` deep: to the definition the
 model resolves, else, for `x.m()` on a value the model cannot follow (a
@@ -113,7 +115,10 @@ def repeaters(modules: list["Module"], opts: Options) -> list[Origin]:
         for fn in module.functions():
             name = f"`{fn.name}`" if fn.name else "an anonymous function"
             for span in repeating_spans(fn):
-                found.setdefault((fn.path, *span), Origin(fn, span, f"a loop in {name}", "repeats until stopped"))
+                inside = [c for c in fn.all_calls if span[0] <= c.line and c.end_line <= span[1]]
+                if any(fx.matches(c.callee, opts.poll_waits) for c in inside):
+                    found.setdefault((fn.path, *span), Origin(fn, span, f"a polling loop in {name}",
+                                                              "waits and repeats until stopped"))
         for call in module.calls():
             fn = call.enclosing
             if fn is None:

@@ -90,11 +90,18 @@ OPTIONS: tuple[Option, ...] = (
     ),
     Option(
         'repeat_drivers',
-        ["Effect.repeat", "Effect.repeatOrElse", "Effect.schedule", "Effect.forever",
-         "Stream.repeatEffect", "Stream.repeatEffectWithSchedule", "setInterval"],
+        ["Effect.repeat", "Effect.repeatOrElse", "Effect.schedule", "Stream.repeatEffectWithSchedule", "setInterval"],
         Kind.NAMES,
-        'Combinators and timers that run code again and again: every multi-row read the repeated code '
-        'reaches is a scan, whatever its table (so is one in a `while`/`do` loop or a `for (;;)`).',
+        'Combinators and timers that run code again on a schedule: every multi-row read the repeated code '
+        'reaches is a scan, whatever its table.',
+    ),
+    Option(
+        'poll_waits',
+        ["Effect.sleep", "Clock.sleep", "sleep", "Bun.sleep", "setTimeout", "Effect.delay", "delay"],
+        Kind.NAMES,
+        'Waits that make a `while`/`do` loop or a `for (;;)` a poller: a loop that waits between rounds '
+        'repeats on a clock, and every multi-row read it reaches is a scan. A loop that does not wait '
+        '(a step loop, a retry count) is ordinary code.',
     ),
 )
 
