@@ -250,3 +250,23 @@ def test_the_default_names_stand_where_they_exist(tmp_path: Path) -> None:
     lease = _invariant(report, "lease-renewal")
     assert "release = RunLock.drop" not in lease.summary
     assert not [f for f in report.findings if f.rule == "lease-renewal/release-outside-finalizer"]
+
+
+def test_an_inference_that_raises_fails_its_family_closed(tmp_path: Path, monkeypatch) -> None:
+    """A bug (or a hostile base tree) that breaks inference must never read as `n/a`."""
+    from reviewer.engine import registry
+
+    real = registry.discover()
+
+    def broken(corpus):
+        raise RuntimeError("boom")
+
+    import dataclasses
+
+    patched = tuple(dataclasses.replace(f, infer=broken) if f.id == "lease-renewal" else f for f in real)
+    monkeypatch.setattr(review, "discover", lambda: patched, raising=False)
+    monkeypatch.setattr(registry, "discover", lambda: patched)
+    report = _review(tmp_path, BASE, {**BASE, "src/steer.ts": STEER})
+    lease = _invariant(report, "lease-renewal")
+    assert lease.status is InvariantStatus.ERROR and "boom" in lease.summary
+    assert report.verdict.value == "DO-NOT-MERGE"

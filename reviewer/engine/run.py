@@ -76,6 +76,9 @@ def run_families(
     # Sorted by id so the report never depends on discovery order.
     for family in sorted(families, key=lambda f: f.id):
         vocab = vocabularies[family.id]
+        if vocab.failed:
+            results.append(_error_result(family, f"inferring its vocabulary from the base tree failed: {vocab.failed}"))
+            continue
         options = dict(vocab.options)
         # What a family examines depends on the scope (all: unchanged files too), so it is part of the key.
         keyed = {**options, "@scope": scope} if scope == "all" else options

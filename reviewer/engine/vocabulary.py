@@ -37,6 +37,7 @@ class Vocabulary:
     inferred: tuple[Proposal, ...] = ()  # the proposals applied
     blind: tuple[str, ...] = ()  # options whose names occur nowhere in the base tree
     looked_for: Mapping[str, str] | None = None  # option -> what inference searched for, when it found nothing
+    failed: str = ""  # why inference raised: the family must not run on a vocabulary it could not decide
 
     @property
     def source(self) -> str:
@@ -119,7 +120,11 @@ def resolve(
         looked: dict[str, str] = {}
         if absent and family.infer is not None:
             corpus = Corpus(base, family, options, programs, wanted=frozenset(absent), memo=memo)
-            proposals = {p.option: p for p in family.infer(corpus)}
+            try:
+                proposals = {p.option: p for p in family.infer(corpus)}
+            except Exception as exc:  # noqa: BLE001 - fail closed per family: it becomes `error`, never "n/a"
+                out[family.id] = Vocabulary(options, sources, failed=f"{type(exc).__name__}: {exc}")
+                continue
             for name in absent:
                 proposal = proposals.get(name)
                 if proposal is None:
