@@ -100,3 +100,21 @@ def test_a_name_with_a_nul_byte_is_refused_with_the_config(tmp_path) -> None:
     with pytest.raises(ReviewerError, match="must not hold a NUL byte"):
         _review(tmp_path, {"src/a.ts": "export const a = 1\n"}, {"src/a.ts": "export const a = 2\n"},
                 '[rules.lease-renewal]\nrelease = ["Claim\\u0000clear"]\n')
+
+
+def test_a_misspelt_configured_name_is_reported_even_when_the_family_ran(tmp_path) -> None:
+    """The family found something to check with its other names; the misspelt one is still said out loud."""
+    claim = "export namespace SessionExecutionClaim { export const release = (d: any, c: any) => d; export const renew = (d: any, c: any) => d }\n"
+    steer = (
+        'import { Effect } from "effect"\nimport { SessionExecutionClaim } from "./claim"\n'
+        "export const steer = (db: any, claim: any) => Effect.gen(function* () {\n"
+        "  yield* SessionExecutionClaim.renew(db, claim)\n})\n"
+    )
+    base = {"src/claim.ts": claim, "src/steer.ts": "export const steer = 1\n",
+            "reviewer.toml": '[rules.lease-renewal]\nrelease = ["SessionExecutionClaim.release"]\nacquire = ["SessionExecutionClam.acquire"]\n'}
+    report = _review(tmp_path, base, {**base, "src/steer.ts": steer})
+    lease = _lease(report)
+    assert lease.status is InvariantStatus.VERIFIED
+    (note,) = [f for f in report.findings if f.rule == "lease-renewal/idioms-not-found"]
+    assert "configured `acquire`" in note.title and "SessionExecutionClam" in note.message
+    assert "misspelt" in note.message and "`release`" not in note.title

@@ -121,14 +121,24 @@ def _say_when_blind(
     presence: Presence,
     config: Config,
 ) -> list[InvariantResult]:
-    """An `n/a` family whose names (configured, default or inferred) do not occur in the base tree says so
-    (summary and note), with what inference looked for when it found nothing.
+    """Names that occur nowhere in the base tree are said out loud (summary and a consider note):
 
-    At most one more `git grep`, and only when a family is n/a.
+    - for an `n/a` family, any of its vocabulary (configured, default or inferred), with what
+      inference looked for when it found nothing: `n/a` then means "could not look";
+    - for any other family that ran, the names reviewer.toml sets by hand (a misspelt name
+      silently narrows what the family checks).
+
+    At most one more `git grep`, and only when there is something to ask.
     """
     by_id = {f.id: f for f in families}
-    idle = [r for r in results if r.status is InvariantStatus.NOT_APPLICABLE]
-    wanted = {r.id: vocab for r in idle if (vocab := _vocabulary(by_id[r.id], vocabularies[r.id]))}
+    wanted: dict[str, dict[str, tuple[str, ...]]] = {}
+    for r in results:
+        vocab = _vocabulary(by_id[r.id], vocabularies[r.id]) if r.id in vocabularies else {}
+        if r.status is not InvariantStatus.NOT_APPLICABLE:
+            sources = vocabularies[r.id].sources if r.id in vocabularies else {}
+            vocab = {n: w for n, w in vocab.items() if sources.get(n) == "configured"} if r.status is not InvariantStatus.ERROR else {}
+        if vocab:
+            wanted[r.id] = vocab
     if not wanted:
         return results
     present = presence(sorted({w for vocab in wanted.values() for words in vocab.values() for w in words}))
@@ -139,6 +149,7 @@ def _say_when_blind(
         if not missing:
             out.append(result)
             continue
+        idle = result.status is InvariantStatus.NOT_APPLICABLE
         sources = vocabularies[result.id].sources
         said = "configured" if all(sources.get(n) == "configured" for n in missing) else (
             "default" if all(sources.get(n) == "default" for n in missing) else "configured and default")
@@ -149,14 +160,21 @@ def _say_when_blind(
         searched = "; ".join(f"for {name}, {looked[name]}" for name in missing if looked.get(name))
         if rule not in config.disabled:
             names = "; ".join(f"{name} = {', '.join(vocab[name])}" for name in missing)  # type: ignore[index]
+            opening = (
+                f"{result.id} found nothing to check, and no TypeScript file of the base tree names any of "
+                f"these ({names}), so the checks that look for them cannot fire here: `n/a` may mean the "
+                f"family did not know what to look for, not that the patch is safe. "
+            ) if idle else (
+                f"{result.id} checked what it could, but no TypeScript file of the base tree names any of these "
+                f"names set in {config.source} ({names}), so the checks that look for them cannot fire here: "
+                f"a misspelt or stale name silently narrows the review. "
+            )
             findings = (*findings, Finding(
                 rule=rule,
                 severity=config.severities.get(rule, Severity.CONSIDER),
                 title=f"{result.id}: {shown} name nothing in this code base",
                 message=(
-                    f"{result.id} found nothing to check, and no TypeScript file of the base tree names any of "
-                    f"these ({names}), so the checks that look for them cannot fire here: `n/a` may mean the "
-                    f"family did not know what to look for, not that the patch is safe. "
+                    opening
                     + (f"Inference from the base tree found nothing either (it looked {searched}). " if searched else "")
                     + f"Set the code base's own names under [rules.{result.id}] (`reviewer init` proposes them)."
                 ),
