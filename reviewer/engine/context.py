@@ -25,7 +25,7 @@ from reviewer.report.model import Finding, Location, Severity
 
 if TYPE_CHECKING:
     from reviewer.engine.api import Family
-    from reviewer.typescript import Program
+    from reviewer.typescript import Program, RoleTable
 
 
 _ERE_SPECIAL = re.compile(r"([\\.\[\](){}*+?|^$])")
@@ -39,6 +39,21 @@ def ere_escape(text: str) -> str:
 def word_pattern(word: str) -> str:
     """`word` as a whole word (what `git grep -w` means), one extended regex that Python reads the same."""
     return r"(^|[^A-Za-z0-9_])" + ere_escape(word) + r"([^A-Za-z0-9_]|$)"
+
+
+def role_table(model: Mapping[str, Any]) -> "RoleTable":
+    """The model's role table with the [model] entries of reviewer.toml in place of its defaults."""
+    from reviewer.typescript import DEFAULT_ROLES, RoleTable
+
+    if not model:
+        return DEFAULT_ROLES
+    return RoleTable(
+        failure_handlers=model.get("failure_handlers", DEFAULT_ROLES.failure_handlers),
+        finalizers=model.get("finalizers", DEFAULT_ROLES.finalizers),
+        forks=frozenset(model.get("forks", DEFAULT_ROLES.forks)),
+        commit_hooks=frozenset(model.get("commit_hooks", DEFAULT_ROLES.commit_hooks)),
+        failure_cases=frozenset(model.get("failure_cases", DEFAULT_ROLES.failure_cases)),
+    )
 
 
 class TreeView:
@@ -173,6 +188,8 @@ class ReviewContext:
     # --scope: "changed", "file" or "all". Under "all" a family also examines unchanged
     # files that use its idioms, so what it finds there is counted, not only listed.
     scope: str = "changed"
+    # [model] of reviewer.toml: role-table entries replacing the model's defaults.
+    model: Mapping[str, Any] = field(default_factory=dict)
 
     def _program(self, side: str) -> "Program":
         if side not in self._programs:
@@ -180,7 +197,7 @@ class ReviewContext:
 
             tree = self.patched if side == "patched" else self.base
             changed = {f.path: f.added_lines for f in self.changeset.files} if side == "patched" else {}
-            self._programs[side] = Program(tree.text, changed, exists=tree.exists)
+            self._programs[side] = Program(tree.text, changed, roles=role_table(self.model), exists=tree.exists)
         return self._programs[side]
 
     @cached_property
@@ -240,6 +257,7 @@ class Corpus:
     _programs: dict[str, "Program"] = field(default_factory=dict)
     # The vocabulary options asked for (None: all, as `reviewer init` asks).
     wanted: frozenset[str] | None = None
+    model: Mapping[str, Any] = field(default_factory=dict)  # [model], as for a review
     # Shared by every family's inference in one review (table declarations are read once).
     memo: dict[str, Any] = field(default_factory=dict)
 
@@ -256,7 +274,7 @@ class Corpus:
         if "base" not in self._programs:
             from reviewer.typescript import Program
 
-            self._programs["base"] = Program(self.tree.text, {}, exists=self.tree.exists)
+            self._programs["base"] = Program(self.tree.text, {}, roles=role_table(self.model), exists=self.tree.exists)
         return self._programs["base"]
 
     def candidates(self, patterns: list[str], all_match: bool = False) -> tuple[str, ...]:

@@ -81,13 +81,14 @@ def run_families(
             continue
         options = dict(vocab.options)
         # What a family examines depends on the scope (all: unchanged files too), so it is part of the key.
-        keyed = {**options, "@scope": scope} if scope == "all" else options
+        keyed = {**options, **({"@scope": scope} if scope == "all" else {}), **({"@model": config.model} if config.model else {})}
         key = _cache_key(family, keyed, config, change) if cache is not None and change is not None else None
         cached = cache.load(key) if cache is not None and key is not None else None
         if cached is not None:
             results.append(_finish(family, cached, config, vocab))
             continue
-        ctx = ReviewContext(changeset, base, patched, family, options, config.severities, programs, scope=scope)
+        ctx = ReviewContext(changeset, base, patched, family, options, config.severities, programs, scope=scope,
+                            model=config.model)
         try:
             with time_budget(budget_seconds, BudgetExceeded):
                 outcome = family.run(ctx)

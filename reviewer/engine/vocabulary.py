@@ -119,7 +119,7 @@ def resolve(
         applied: list[Proposal] = []
         looked: dict[str, str] = {}
         if absent and family.infer is not None:
-            corpus = Corpus(base, family, options, programs, wanted=frozenset(absent), memo=memo)
+            corpus = Corpus(base, family, options, programs, wanted=frozenset(absent), model=config.model, memo=memo)
             try:
                 proposals = {p.option: p for p in family.infer(corpus)}
             except Exception as exc:  # noqa: BLE001 - fail closed per family: it becomes `error`, never "n/a"
@@ -153,6 +153,6 @@ def propose(families: Iterable[Family], config: Config, base: TreeView) -> list[
     for family in families:
         if family.infer is None:
             continue
-        corpus = Corpus(base, family, dict(config.for_family(family.id)), programs, memo=memo)
+        corpus = Corpus(base, family, dict(config.for_family(family.id)), programs, model=config.model, memo=memo)
         out.append((family, family.infer(corpus), present))
     return out

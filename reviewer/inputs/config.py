@@ -47,6 +47,8 @@ class Config:
     # family id -> the options reviewer.toml sets itself (the rest are defaults,
     # and a vocabulary option left unset may be inferred: reviewer/engine/vocabulary.py).
     configured: Mapping[str, frozenset[str]] = field(default_factory=dict)
+    # [model]: role-table entries that replace the model's defaults (see MODEL_SELECTORS/MODEL_NAMES).
+    model: Mapping[str, Any] = field(default_factory=dict)
 
     def for_family(self, family_id: str) -> Mapping[str, Any]:
         return self.options.get(family_id, {})
@@ -59,6 +61,8 @@ class Config:
             "disabled": sorted(self.disabled),
             "limits": self.limits.__dict__,
         }
+        if self.model:
+            payload["model"] = self.model
         if any(self.configured.values()):  # what is set by hand decides what may be inferred
             payload["configured"] = {k: sorted(v) for k, v in sorted(self.configured.items())}
         return hashlib.sha256(json.dumps(payload, sort_keys=True, default=list).encode()).hexdigest()
@@ -69,7 +73,14 @@ _TABLES = {
     "severity": "[severity]",
     "disable": "[disable]",
     "limits": "[limits]",
+    "model": "[model]",
 }
+
+# [model]: the role table of the TypeScript model (reviewer/typescript/roles.py), kept as
+# validated plain data here so reading a configuration never loads the parser.
+MODEL_SELECTORS = ("failure_handlers", "finalizers")  # callee -> which arguments: "all", "last", "values", "<index>"
+MODEL_NAMES = ("forks", "commit_hooks", "failure_cases")  # lists of names
+_SELECTOR = re.compile(r"all|last|values|[0-9]{1,3}")
 
 
 def _key(name: str) -> str:
@@ -148,6 +159,31 @@ def _disabled(raw: Mapping[str, Any], families: tuple[Family, ...], check_ids: s
     return frozenset(rules)
 
 
+def _model(raw: Mapping[str, Any], where: str) -> dict[str, Any]:
+    """[model]: each key replaces that part of the model's role table; a typo is an error like everywhere else."""
+    table = _table(raw, "model", where)
+    out: dict[str, Any] = {}
+    for key, value in table.items():
+        if key in MODEL_SELECTORS:
+            if not isinstance(value, dict) or not all(
+                isinstance(k, str) and k and "\0" not in k and "\n" not in k and isinstance(v, str) and _SELECTOR.fullmatch(v)
+                for k, v in value.items()
+            ):
+                raise ReviewerError(
+                    f"{where} [model] {key} must be a table of callee = \"all\" | \"last\" | \"values\" | \"<argument index>\", "
+                    f"got {shown(value)}"
+                )
+            out[key] = dict(sorted(value.items()))
+        elif key in MODEL_NAMES:
+            if not isinstance(value, list) or not all(isinstance(v, str) and v and "\0" not in v and "\n" not in v for v in value):
+                raise ReviewerError(f"{where} [model] {key} must be a list of names, got {shown(value)}")
+            out[key] = sorted(set(value))
+        else:
+            known = ", ".join(MODEL_SELECTORS + MODEL_NAMES)
+            raise ReviewerError(f"{where} [model] has no key {_key(key)!s} (known: {known})")
+    return out
+
+
 def build_config(raw: Mapping[str, Any], families: tuple[Family, ...], source: str) -> Config:
     """Every value is checked against what its consumer needs: a wrong type must be
     a one-line error naming `source` and the key, never a crash later and never
@@ -156,7 +192,7 @@ def build_config(raw: Mapping[str, Any], families: tuple[Family, ...], source: s
     unknown_tables = set(raw) - set(_TABLES)
     if unknown_tables:
         raise ReviewerError(
-            f"{where} unknown table(s) {sorted(unknown_tables)}; expected [rules.<family>], [severity], [disable], [limits]"
+            f"{where} unknown table(s) {sorted(unknown_tables)}; expected [rules.<family>], [severity], [disable], [limits], [model]"
         )
     # Every check a family's catalog entry names, the engine's idioms-not-found note included.
     check_ids = {spec.id for f in families for spec in family_group(f).checks}
@@ -167,7 +203,8 @@ def build_config(raw: Mapping[str, Any], families: tuple[Family, ...], source: s
     configured = {
         fam_id: frozenset(table) for fam_id, table in _table(raw, "rules", where).items() if isinstance(table, dict)
     }
-    return Config(source, options, severities, disabled, limits=limits, configured=configured)
+    model = _model(raw, where)
+    return Config(source, options, severities, disabled, limits=limits, configured=configured, model=model)
 
 
 def parse_toml(data: bytes, source: str) -> dict[str, Any]:
