@@ -334,21 +334,6 @@ class Repo:
                 changes[path.decode("utf-8", "surrogateescape")] = RawChange(old_mode, new_mode, old_oid, new_oid, status[0])
         return changes
 
-    def grep_words(self, tree: str, words: list[str], suffixes: tuple[str, ...]) -> set[str]:
-        """Which of `words` occur as whole words in the files of `tree` with one of `suffixes` (one process)."""
-        # One word per line on stdin (`-f -`): no length limit from the command line, and a
-        # word can never be read as an option. A word holding a line break would be two.
-        wanted = sorted({w for w in words if w and "\n" not in w and "\r" not in w and "\0" not in w})
-        if not wanted:
-            return set()
-        specs = [f"*{suffix}" for suffix in suffixes]
-        res = self.run("grep", "-F", "-w", "-o", "-h", "-I", "--no-color", "-f", "-", tree, "--", *specs,
-                       stdin="\n".join(wanted).encode() + b"\n", check=False)
-        if res.returncode not in (0, 1):
-            raise GitError(f"git grep failed: {res.last_error_line}")
-        found = {line.decode("utf-8", "replace") for line in res.stdout.splitlines()}
-        return found & set(wanted)
-
     def grep_word_files(self, tree: str, words: list[str], suffixes: tuple[str, ...]) -> tuple[str, ...]:
         """Paths of the files of `tree` with one of `suffixes` in which one of `words` occurs as a whole
         word (fixed strings, one process), sorted."""
@@ -356,13 +341,11 @@ class Repo:
         if not wanted:
             return ()
         specs = [f"*{suffix}" for suffix in suffixes]
-        res = self.run("grep", "-l", "-F", "-w", "-I", "--no-color", "-f", "-", tree, "--", *specs,
+        res = self.run("grep", "-l", "-z", "-F", "-w", "-I", "--no-color", "-f", "-", tree, "--", *specs,
                        stdin="\n".join(wanted).encode() + b"\n", check=False)
         if res.returncode not in (0, 1):
             raise GitError(f"git grep failed: {res.last_error_line}")
-        prefix = f"{tree}:"
-        paths = {line.decode("utf-8", "surrogateescape") for line in res.stdout.splitlines()}
-        return tuple(sorted(p[len(prefix):] if p.startswith(prefix) else p for p in paths))
+        return _grep_paths(res.stdout, tree)
 
     def grep_files(
         self, tree: str, patterns: list[str], suffixes: tuple[str, ...], all_match: bool = False
@@ -376,12 +359,10 @@ class Repo:
         # `-e P` takes P as a pattern even when it starts with a dash.
         expressions = [arg for p in wanted for arg in ("-e", p)]
         mode = ["--all-match"] if all_match else []
-        res = self.run("grep", "-l", "-E", "-I", "--no-color", *mode, *expressions, tree, "--", *specs, check=False)
+        res = self.run("grep", "-l", "-z", "-E", "-I", "--no-color", *mode, *expressions, tree, "--", *specs, check=False)
         if res.returncode not in (0, 1):
             raise GitError(f"git grep failed: {res.last_error_line}")
-        prefix = f"{tree}:"
-        paths = {line.decode("utf-8", "surrogateescape") for line in res.stdout.splitlines()}
-        return tuple(sorted(p[len(prefix):] if p.startswith(prefix) else p for p in paths))
+        return _grep_paths(res.stdout, tree)
 
     def grep_lines(self, tree: str, literals: list[str], suffixes: tuple[str, ...]) -> list[tuple[str, str]]:
         """(path, line) for every line of the files of `tree` with one of `suffixes` that contains any of
@@ -419,6 +400,14 @@ class Repo:
             mode, otype, oid = meta.decode().split()
             entries[path.decode("utf-8", "surrogateescape")] = (mode, otype, oid)
         return entries
+
+
+def _grep_paths(out: bytes, tree: str) -> tuple[str, ...]:
+    """The paths of `git grep -l -z <tree>`: NUL-separated and never quoted (a non-ASCII or
+    odd name comes back as it is, so it matches the tree's own listing)."""
+    prefix = f"{tree}:".encode()
+    names = {name[len(prefix):] if name.startswith(prefix) else name for name in out.split(b"\0") if name}
+    return tuple(sorted(name.decode("utf-8", "surrogateescape") for name in names))
 
 
 def git_version() -> tuple[int, int, int]:

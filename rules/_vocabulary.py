@@ -13,6 +13,7 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Iterable, Pattern
 
+from reviewer.engine import globs
 from reviewer.engine.api import Evidence
 
 if TYPE_CHECKING:
@@ -51,6 +52,17 @@ class TableDecl:
         return [c for c in self.columns if c.key in names or c.sql in names]
 
 
+# Test code drives an API directly and declares tables of its own: never a source of vocabulary.
+TEST_GLOBS = ("**/test/**", "**/tests/**", "**/__tests__/**", "**/fixtures/**", "**/*.test.ts", "**/*.test.tsx",
+              "**/*.spec.ts", "**/*.spec.tsx")
+
+
+def code_paths(corpus: "Corpus", paths: Iterable[str]) -> list[str]:
+    """`paths` without test code (the family's `ignore_paths` when it declares them, and test folders)."""
+    ignore = tuple(corpus.opts.ignore_paths) if corpus.family.option("ignore_paths") else ()
+    return [p for p in paths if not globs.matches(p, TEST_GLOBS + ignore)]
+
+
 def shown(name: str) -> str:
     return name if len(name) <= _MAX_SHOWN else name[:_MAX_SHOWN] + "…"
 
@@ -68,7 +80,7 @@ def _tables(corpus: "Corpus", columns: str) -> list[TableDecl]:
     out: list[TableDecl] = []
     program = corpus.program
     # Only files that declare a table and spell a wanted column are parsed.
-    for path in corpus.candidates([TABLE_CALL, columns], all_match=True):
+    for path in code_paths(corpus, corpus.candidates([TABLE_CALL, columns], all_match=True)):
         module = program.module(path)
         if module is None:
             continue
@@ -93,7 +105,7 @@ def writers(corpus: "Corpus", table_names: Iterable[str]) -> list[tuple["Functio
         return []
     program = corpus.program
     out: dict[tuple[str, int], tuple["Function", str, int]] = {}
-    for path in corpus.candidates([r"\b(" + "|".join(re.escape(n) for n in names) + r")\b"]):
+    for path in code_paths(corpus, corpus.candidates([r"\b(" + "|".join(re.escape(n) for n in names) + r")\b"])):
         module = program.module(path)
         if module is None:
             continue
@@ -122,7 +134,7 @@ def spellings(corpus: "Corpus", fn: "Function") -> tuple[str, ...]:
     # Callers elsewhere name the function and import its file (by its stem, or its
     # folder's index); a common name like `remove` must not mean parsing half the tree.
     importers = corpus.candidates([rf"\b{word}\b", rf"from\s+['\"][^'\"]*({stem}|/)['\"]"], all_match=True) if fn.name else ()
-    for path in sorted({fn.path, *importers}) if fn.name else ():
+    for path in sorted({fn.path, *code_paths(corpus, importers)}) if fn.name else ():
         module = program.module(path)
         if module is None:
             continue
@@ -134,7 +146,10 @@ def spellings(corpus: "Corpus", fn: "Function") -> tuple[str, ...]:
                 name = call.callee.replace("()", "")
                 counts[name] = counts.get(name, 0) + 1
     if counts:
-        ranked = sorted(counts, key=lambda n: (-counts[n], n))
+        # A bare `drop` would match every `x.drop()` of the code base: a qualified spelling,
+        # when any call site has one, is the name (named imports still match it by its last part).
+        qualified = [n for n in counts if "." in n]
+        ranked = sorted(qualified or counts, key=lambda n: (-counts[n], n))
         return tuple(ranked[:_MAX_SPELLINGS])
     return (declared_name(program.module(fn.path), fn),) if fn.name else ()
 

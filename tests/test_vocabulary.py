@@ -270,3 +270,70 @@ def test_an_inference_that_raises_fails_its_family_closed(tmp_path: Path, monkey
     lease = _invariant(report, "lease-renewal")
     assert lease.status is InvariantStatus.ERROR and "boom" in lease.summary
     assert report.verdict.value == "DO-NOT-MERGE"
+
+
+def test_a_name_only_in_a_comment_or_string_does_not_count_as_present(tmp_path: Path) -> None:
+    """A base tree that mentions a default name in a comment must not keep the family looking for it."""
+    base = {**BASE, "src/notes.ts": "// Step 1: collect input; SessionExecutionClaim.release is gone\n"
+                                    'export const hint = "SessionExecutionClaim"\n'}
+    report = _review(tmp_path, base, {**base, "src/steer.ts": STEER})
+    lease = _invariant(report, "lease-renewal")
+    assert lease.status is InvariantStatus.VIOLATED and "release = RunLock.drop" in lease.summary
+
+
+def test_a_lock_module_with_a_non_ascii_name_is_inferred(tmp_path: Path) -> None:
+    """git quotes such paths unless asked not to; the inferred API must not vanish with them."""
+    base = {k: v for k, v in BASE.items() if k != "src/lock/run-lock.ts"}
+    base["src/lock/lösung.ts"] = LOCK
+    base["src/worker.ts"] = WORKER.replace("./lock/run-lock", "./lock/lösung")
+    steer = STEER.replace("./lock/run-lock", "./lock/lösung")
+    report = _review(tmp_path, base, {**base, "src/steer.ts": steer})
+    lease = _invariant(report, "lease-renewal")
+    assert lease.status is InvariantStatus.VIOLATED and "src/lock/lösung.ts" in lease.summary
+
+
+def test_a_dead_acquire_does_not_make_an_early_release_a_rollback(tmp_path: Path) -> None:
+    steer = STEER.replace(
+        "    if (text.length === 0) {\n",
+        '    if (text === "__never__") yield* RunLock.grab(db, runID, "me")\n    if (text.length === 0) {\n',
+    )
+    report = _review(tmp_path, BASE, {**BASE, "src/steer.ts": steer})
+    assert [f for f in report.findings if f.rule == "lease-renewal/release-outside-finalizer"]
+
+
+def test_an_acquire_that_always_runs_first_makes_the_release_a_rollback(tmp_path: Path) -> None:
+    """The look-alike: grab, and give the lock back at once when there is nothing to do."""
+    steer = STEER.replace("    if (text.length === 0) {\n", '    yield* RunLock.grab(db, runID, "me")\n    if (text.length === 0) {\n')
+    report = _review(tmp_path, BASE, {**BASE, "src/steer.ts": steer})
+    assert not [f for f in report.findings if f.rule == "lease-renewal/release-outside-finalizer"]
+
+
+def test_a_heartbeat_without_an_owner_and_test_code_are_not_a_lease_api(tmp_path: Path) -> None:
+    devices = """\
+import { integer, sqliteTable, text } from "drizzle-orm/sqlite-core"
+
+export const DeviceTable = sqliteTable("device", { id: text().primaryKey(), last_heartbeat_at: integer() })
+
+export const removeDevice = (db: any, id: string) => db.delete(DeviceTable)
+"""
+    fixture = """\
+import { integer, sqliteTable, text } from "drizzle-orm/sqlite-core"
+
+const FakeLockTable = sqliteTable("fake_lock", { id: text(), holder: text(), lease_until: integer() })
+
+export const clearFixtures = (db: any) => db.delete(FakeLockTable)
+"""
+    repo = Repo(tmp_path / "repo")
+    repo.commit({"src/devices.ts": devices, "src/__tests__/lock.test.ts": fixture}, "base")
+    text = _init(repo.path)
+    lease = tomllib.loads(text)["rules"]["lease-renewal"]
+    assert "release" not in lease and "removeDevice" not in text and "clearFixtures" not in text
+
+
+def test_a_heartbeat_next_to_an_owner_is_a_lease(tmp_path: Path) -> None:
+    table = SCHEMA.replace('lease_until: integer("lease_until").notNull()', "heartbeat_at: integer().notNull()")
+    lock = LOCK.replace("lease_until", "heartbeat_at")
+    repo = Repo(tmp_path / "repo")
+    repo.commit({**BASE, "src/db/schema.ts": table, "src/lock/run-lock.ts": lock}, "base")
+    lease = tomllib.loads(_init(repo.path))["rules"]["lease-renewal"]
+    assert lease["release"] == ["RunLock.drop"]

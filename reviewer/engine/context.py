@@ -31,6 +31,20 @@ if TYPE_CHECKING:
 _ERE_SPECIAL = re.compile(r"([\\.\[\](){}*+?|^$])")
 
 
+_STRING = re.compile(r"""\"(?:[^\"\\]|\\.)*\"|'(?:[^'\\]|\\.)*'|`(?:[^`\\]|\\.)*`""")
+_BLOCK_COMMENT = re.compile(r"/\*.*?\*/")
+
+
+def code_of(line: str) -> str:
+    """One line of TypeScript without its string literals and comments (a line-level reading:
+    a line that starts a comment, or continues a block comment with `*`, has no code)."""
+    if line.lstrip().startswith(("//", "*")):
+        return ""
+    line = _BLOCK_COMMENT.sub(" ", _STRING.sub('""', line))
+    cuts = [i for i in (line.find("//"), line.find("/*")) if i >= 0]  # a comment to the end of the line
+    return line[:min(cuts)] if cuts else line
+
+
 def ere_escape(text: str) -> str:
     """`text` as a literal in an extended regex (and in Python's `re`, which reads it the same)."""
     return _ERE_SPECIAL.sub(r"\\\1", text)
@@ -117,11 +131,15 @@ class TreeView:
         self._known.update(blobs)
 
     def words_present(self, words: list[str]) -> set[str]:
-        """Which of `words` occur as whole words in the tree's TypeScript files (one `git grep`,
-        none when `prescan` already read them)."""
-        if all(w in self._words for w in words):
-            return {w for w in words if self._words[w]}
-        return self._repo.grep_words(self.tree, words, TYPESCRIPT_SUFFIXES)
+        """Which of `words` occur as whole words in the code of the tree's TypeScript files (one
+        `git grep`, none when `prescan` already read them).
+
+        Code, not comments or strings: a base tree must not make a name look present (and the
+        family keep looking for it instead of the code base's own) with `// Step 1` or a log line.
+        """
+        if not all(w in self._words for w in words):
+            self.prescan(words, [])
+        return {w for w in words if self._words.get(w)}
 
     def files_naming(self, words: list[str]) -> tuple[str, ...]:
         """The tree's TypeScript files in which one of `words` occurs as a whole word (one `git grep`)."""
@@ -162,9 +180,12 @@ class TreeView:
             for pattern, (rx, lits) in compiled.items():
                 if path not in found[pattern] and any(lit in line for lit in lits) and rx.search(line):
                     found[pattern].add(path)
+            code: str | None = None
             for word, rx in word_rx.items():
-                if word not in seen and word in line and rx.search(line):
-                    seen.add(word)
+                if word not in seen and word in line:
+                    code = code_of(line) if code is None else code
+                    if rx.search(code):
+                        seen.add(word)
         self._scanned.update(found)
         self._words.update({w: w in seen for w in new_words})
 

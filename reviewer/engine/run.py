@@ -72,7 +72,8 @@ def run_families(
     change = _change_digest(changeset) if cache is not None else None
     presence = Presence(base)
     # Inference reads the base tree only when a family could look at something.
-    vocabularies = resolve(families, config, base, programs, presence, infer=bool(changeset.typescript_paths()))
+    vocabularies = resolve(families, config, base, programs, presence, infer=bool(changeset.typescript_paths()),
+                           budget_seconds=budget_seconds)
     # Sorted by id so the report never depends on discovery order.
     for family in sorted(families, key=lambda f: f.id):
         vocab = vocabularies[family.id]

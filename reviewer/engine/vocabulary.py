@@ -20,8 +20,13 @@ from dataclasses import dataclass
 from typing import Any, Iterable, Mapping
 
 from reviewer.engine.api import Family, Proposal
+from reviewer.engine.budget import time_budget
 from reviewer.engine.context import Corpus, TreeView
 from reviewer.inputs.config import Config
+
+class _InferenceOverBudget(Exception):
+    pass
+
 
 CONFIGURED = "configured"
 DEFAULT = "default"
@@ -91,6 +96,7 @@ def resolve(
     programs: dict,
     presence: Presence,
     infer: bool = True,
+    budget_seconds: float = 0,
 ) -> dict[str, Vocabulary]:
     """Each family's effective options and where its vocabulary came from (one `git grep` at most).
 
@@ -121,7 +127,11 @@ def resolve(
         if absent and family.infer is not None:
             corpus = Corpus(base, family, options, programs, wanted=frozenset(absent), model=config.model, memo=memo)
             try:
-                proposals = {p.option: p for p in family.infer(corpus)}
+                with time_budget(budget_seconds, _InferenceOverBudget):
+                    proposals = {p.option: p for p in family.infer(corpus)}
+            except _InferenceOverBudget:
+                out[family.id] = Vocabulary(options, sources, failed=f"it exceeded the time budget of {budget_seconds:g} s")
+                continue
             except Exception as exc:  # noqa: BLE001 - fail closed per family: it becomes `error`, never "n/a"
                 out[family.id] = Vocabulary(options, sources, failed=f"{type(exc).__name__}: {exc}")
                 continue

@@ -116,7 +116,7 @@ def repeaters(modules: list["Module"], opts: Options) -> list[Origin]:
             name = f"`{fn.name}`" if fn.name else "an anonymous function"
             for span in repeating_spans(fn):
                 inside = [c for c in fn.all_calls if span[0] <= c.line and c.end_line <= span[1]]
-                if any(fx.matches(c.callee, opts.poll_waits) for c in inside):
+                if any(_waits(module.program, c, opts) for c in inside):
                     found.setdefault((fn.path, *span), Origin(fn, span, f"a polling loop in {name}",
                                                               "waits and repeats until stopped"))
         for call in module.calls():
@@ -137,6 +137,14 @@ def repeaters(modules: list["Module"], opts: Options) -> list[Origin]:
                 found.setdefault((fn.path, *span), Origin(fn, span, f"`{fx.strip_call_marks(driver)}` in {where}",
                                                           "runs on every tick"))
     return [found[k] for k in sorted(found)]
+
+
+def _waits(program: "Program", call: "Call", opts: Options) -> bool:
+    """A wait (`poll_waits`), or a helper whose own body waits (`const nap = (ms) => new Promise(r => setTimeout(r, ms))`)."""
+    if fx.matches(call.callee, opts.poll_waits):
+        return True
+    helper = program.definition(call.path, call.callee_text) if call.callee_text else None
+    return helper is not None and any(fx.matches(c.callee, opts.poll_waits) for c in helper.all_calls)
 
 
 def _candidates(program: "Program", call: "Call") -> list["Function"]:

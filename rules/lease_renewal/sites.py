@@ -10,7 +10,7 @@ from __future__ import annotations
 from reviewer.engine import globs
 from reviewer.report.model import Finding, Location
 from reviewer.engine.api import Options
-from reviewer.typescript import Call, Expr, Program, Role
+from reviewer.typescript import Call, Expr, Program, Role, guards
 
 from reviewer.rules import _effect as fx
 from reviewer.rules.lease_renewal.coordinator import coordinator_locations, is_coordinator_interrupt
@@ -52,8 +52,15 @@ def _rolls_back(scan: Scan, release: Call) -> bool:
     fn = fx.outer_named(release.enclosing) or release.enclosing
     if fn is None:
         return False
+    # The acquire must run whenever the release does: under no condition (and in no callback
+    # region) the release is not under too. A dead `if (never) acquire()` proves nothing.
+    release_guards = {(g.test, g.holds, g.kind) for g in guards(release, fn)}
     for call in fn.all_calls:
-        if fx.matches(call.callee, scan.opts.acquire) and (call.line, call.end_line) < (release.line, release.line):
+        if not fx.matches(call.callee, scan.opts.acquire) or (call.line, call.end_line) >= (release.line, release.line):
+            continue
+        if Role.FAILURE_HANDLER in call.roles and Role.FAILURE_HANDLER not in release.roles:
+            continue  # runs only on a failure the release's path need not take
+        if all((g.test, g.holds, g.kind) in release_guards for g in guards(call, fn)):
             return True
     return False
 

@@ -21,10 +21,13 @@ from reviewer.rules import _vocabulary as vocab
 if TYPE_CHECKING:
     from reviewer.engine.context import Corpus
 
-# A lease column by the words of its name (`lease_until`, `leaseExpiresAt`, `heartbeat_at`;
-# not `release_date`). An expiry alone is a lease only next to an owner: a token's expiry is
-# not a lock (an account table with `token_expiry` has no owner to lose it).
-LEASE_WORDS = frozenset({"lease", "heartbeat"})
+# A lease column by the words of its name (`lease_until`, `leaseExpiresAt`; not `release_date`).
+# An expiry or a heartbeat alone is a lease only next to an owner: a token's expiry is not a
+# lock (an account table with `token_expiry` has no owner to lose it).
+LEASE_WORDS = frozenset({"lease"})
+# A heartbeat alone is liveness, not ownership (a device table's `last_heartbeat_at`):
+# like an expiry, it is a lease only next to an owner column.
+BEAT_WORDS = frozenset({"heartbeat"})
 UNTIL_WORDS = frozenset({"locked", "claimed", "held"})
 OWNER_WORDS = frozenset({"owner", "holder", "worker", "instance", "process", "claimant"})
 _WORD = re.compile(r"[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])")
@@ -41,7 +44,7 @@ def is_lease_column(name: str) -> bool:
 
 
 def is_expiry_column(name: str) -> bool:
-    return any(w.startswith("expir") or w == "deadline" for w in _words(name))
+    return any(w.startswith("expir") or w == "deadline" or w in BEAT_WORDS for w in _words(name))
 
 
 def is_owner_column(name: str) -> bool:
@@ -120,7 +123,8 @@ def _lease_constant(corpus: "Corpus", api_files: set[str], no_table: str) -> Pro
     for path in sorted(api_files):
         module = program.module(path)
         near |= {imp.module for imp in module.imports.values() if imp.module} if module is not None else set()
-    for path in sorted(near & set(corpus.candidates([_CONSTANT_GREP])), key=lambda p: (p not in api_files, p)):
+    for path in sorted(near & set(vocab.code_paths(corpus, corpus.candidates([_CONSTANT_GREP]))),
+                       key=lambda p: (p not in api_files, p)):
         module = program.module(path)
         if module is None:
             continue

@@ -58,7 +58,7 @@ def _events(corpus: "Corpus") -> tuple[dict[str, Evidence], dict[str, Evidence]]
     success: dict[str, Evidence] = {}
     failure: dict[str, Evidence] = {}
     program = corpus.program
-    for path in corpus.candidates([_EVENT_GREP]):
+    for path in vocab.code_paths(corpus, corpus.candidates([_EVENT_GREP])):
         module = program.module(path)
         if module is None:
             continue
@@ -81,7 +81,7 @@ def _events(corpus: "Corpus") -> tuple[dict[str, Evidence], dict[str, Evidence]]
 def _settles(corpus: "Corpus") -> Proposal:
     found: dict[str, Evidence] = {}
     program = corpus.program
-    for path in corpus.candidates([_SETTLE_GREP]):
+    for path in vocab.code_paths(corpus, corpus.candidates([_SETTLE_GREP])):
         module = program.module(path)
         for fn in module.functions() if module is not None else ():
             if fn.name and _SETTLE.search(fn.name):
@@ -94,7 +94,7 @@ def _settles(corpus: "Corpus") -> Proposal:
 def _hooks(corpus: "Corpus") -> Proposal:
     found: dict[str, Evidence] = {}
     program = corpus.program
-    for path in corpus.candidates([_HOOK_GREP]):
+    for path in vocab.code_paths(corpus, corpus.candidates([_HOOK_GREP])):
         module = program.module(path)
         for call in module.calls() if module is not None else ():
             for arg in call.args:
