@@ -107,7 +107,8 @@ def resolve(
     effective = {f.id: {**config.for_family(f.id), **{k: v for k, v in config.overrides.items() if k in f.defaults}}
                  for f in families}
     unset = {f.id: _unset(f, config) for f in families}
-    wanted = sorted({w for f in families for name in unset[f.id] for w in words(effective[f.id].get(name))})
+    # Configured names too: the same pass answers whether they exist (said when they do not).
+    wanted = sorted({w for f in families for o in f.options if o.vocabulary for w in words(effective[f.id].get(o.name))})
     present = presence(wanted) if infer and wanted else set()
     absent_of = {f.id: [n for n in unset[f.id] if infer and not set(words(effective[f.id].get(n))) & present]
                  for f in families}
