@@ -396,6 +396,19 @@ class Program:
         target_module, node = found
         return self._folder.value(target_module, node)
 
+    def bound_value(self, expr: Expr) -> Expr | None:
+        """What a name written in code stands for: the initializer of the local `const` it names
+        (innermost scope first), or of the top-level binding, through imports; None for anything
+        else (a parameter, a `let`, a property of a runtime object, a name it cannot follow)."""
+        dotted = expr.member_path
+        if dotted is None:
+            return None
+        found = self._lookup_scoped(expr._module, dotted, expr._node)
+        if found is None:
+            return None
+        module, node = found
+        return module.index.expr(node)
+
     def fold(self, expr: Expr) -> Value | None:
         """The constant value of an arbitrary expression, if it folds."""
         return self._folder.value(expr._module, expr._node)

@@ -9,7 +9,8 @@ scan-path file or in a scan-path file that imports one:
 - a *recovery entry point*: a function (or an object property holding one)
   whose name matches the `recovery_entries` pattern;
 - *repeated code*: what a `repeat_drivers` combinator or timer is applied to
-  (`poll().pipe(Effect.repeat(s))`, `setInterval(sweep, ms)`), and the body of
+  (`poll().pipe(Effect.repeat(s))`, `setInterval(sweep, ms)`, or a name bound to
+  it: `Effect.repeat(tick, s)`, `tick.pipe(Effect.repeat(s))`), and the body of
   a polling loop: a `while`/`do` loop or a `for (;;)` that waits (`poll_waits`)
   between rounds. A loop that does not wait is a work loop (a step loop, a
   retry count), not a poller.
@@ -41,7 +42,7 @@ from reviewer.typescript import repeating_spans
 
 if TYPE_CHECKING:
     from reviewer.engine.context import ReviewContext
-    from reviewer.typescript import Call, Function, Module, Program
+    from reviewer.typescript import Call, Expr, Function, Module, Program
 
 # What a timer's first argument may be for its body to be the repeated code.
 _NAMES = frozenset({"identifier", "member_expression"})
@@ -54,15 +55,24 @@ _BOUND_CHECKS = ("bounded-scan/unbounded", "bounded-scan/bound-too-large", "boun
 @dataclass(frozen=True)
 class Origin:
     """Where repeated or restart code starts: a recovery entry point, a repeating combinator or timer,
-    or a loop that runs until stopped. `span` is the code it runs, inside `fn`."""
+    or a loop that runs until stopped. `span` is the code it runs (in `path`), `calls` the calls in it."""
 
-    fn: "Function"
+    path: str
     span: tuple[int, int]
     label: str  # "recovery entry point `resumeAll`", "`Effect.repeat` in `pump`"
     why: str  # "runs at start-up or restart", "runs on every tick"
+    calls: tuple["Call", ...]
 
     def location(self) -> Location:
-        return Location(self.fn.path, self.span[0], self.span[1], f"{self.label} ({self.why})")
+        return Location(self.path, self.span[0], self.span[1], f"{self.label} ({self.why})")
+
+
+def _of_function(fn: "Function", label: str, why: str) -> Origin:
+    return Origin(fn.path, (fn.line, fn.end_line), label, why, tuple(fn.all_calls))
+
+
+def _within(fn: "Function", span: tuple[int, int], label: str, why: str) -> Origin:
+    return Origin(fn.path, span, label, why, tuple(c for c in fn.all_calls if span[0] <= c.line and c.end_line <= span[1]))
 
 
 @dataclass(frozen=True)
@@ -103,40 +113,67 @@ def entry_points(modules: list["Module"], opts: Options) -> list[Origin]:
     """Functions of the given modules whose name says they recover or resume work."""
     pattern = opts.recovery_entries
     found = [fn for m in modules for fn in m.functions() if fn.name and pattern.search(fn.name)]
-    return [Origin(fn, (fn.line, fn.end_line), f"recovery entry point `{fn.name}`", "runs at start-up or restart")
+    return [_of_function(fn, f"recovery entry point `{fn.name}`", "runs at start-up or restart")
             for fn in sorted(found, key=lambda f: (f.path, f.line))]
 
 
 def repeaters(modules: list["Module"], opts: Options) -> list[Origin]:
     """Code the given modules run again and again: what a repeat combinator or timer
-    (`repeat_drivers`) is applied to, and the body of a loop that runs until stopped."""
+    (`repeat_drivers`) is applied to (written inline, or a name bound to it), and the body
+    of a loop that waits between rounds."""
     found: dict[tuple[str, int, int], Origin] = {}
+    every_tick = "runs on every tick"
     for module in modules:
+        program = module.program
         for fn in module.functions():
-            name = f"`{fn.name}`" if fn.name else "an anonymous function"
+            name = _name(fn)
             for span in repeating_spans(fn):
-                inside = [c for c in fn.all_calls if span[0] <= c.line and c.end_line <= span[1]]
-                if any(_waits(module.program, c, opts) for c in inside):
-                    found.setdefault((fn.path, *span), Origin(fn, span, f"a polling loop in {name}",
-                                                              "waits and repeats until stopped"))
+                origin = _within(fn, span, f"a polling loop in {name}", "waits and repeats until stopped")
+                if any(_waits(program, c, opts) for c in origin.calls):
+                    found.setdefault((fn.path, *span), origin)
         for call in module.calls():
-            fn = call.enclosing
-            if fn is None:
+            if call.enclosing is None:
                 continue
+            where = _name(call.enclosing)
             driver = next((st.name for st in fx.stages_of(call) if fx.matches(st.name, opts.repeat_drivers)), None)
-            span = (call.line, call.end_line)
-            if driver is None and fx.matches(call.callee, opts.repeat_drivers) and call.args and call.args[0].kind in _CALLABLE:
-                driver, span = call.callee, (call.args[0].line, call.args[0].end_line)
-                named = module.program.definition(call.path, call.args[0].text) if call.args[0].kind in _NAMES else None
-                if named is not None:  # `setInterval(sweep, ms)`: the body of `sweep` is what repeats
-                    fn, span = named, (named.line, named.end_line)
-            if driver is not None:
-                where = f"`{fn.name}`" if fn.name else "an anonymous function"
-                if fn is not call.enclosing:
-                    where = f"`{call.enclosing.name or 'an anonymous function'}`, repeating `{fn.name}`"
-                found.setdefault((fn.path, *span), Origin(fn, span, f"`{fx.strip_call_marks(driver)}` in {where}",
-                                                          "runs on every tick"))
+            origin: Origin | None = None
+            if driver is not None:  # `poll().pipe(Effect.repeat(s))`, `Effect.repeat(poll(), s)`
+                origin = _within(call.enclosing, (call.line, call.end_line), f"`{fx.strip_call_marks(driver)}` in {where}", every_tick)
+            elif fx.matches(call.callee, opts.repeat_drivers) and call.args and call.args[0].kind in _CALLABLE:
+                # `setInterval(() => sweep(db), ms)`, `setInterval(sweep, ms)`, `Effect.repeat(tick, s)`
+                label = f"`{fx.strip_call_marks(call.callee)}` in {where}"
+                origin = _named(program, call.args[0], label, every_tick) or _within(
+                    call.enclosing, (call.args[0].line, call.args[0].end_line), label, every_tick)
+            elif call.method == "pipe" and call.receiver is not None and call.receiver.kind in _NAMES:
+                # `tick.pipe(Effect.repeat(s))`: the name's value is what repeats
+                stage = next((a for a in call.args if fx.matches(a.call.callee if a.call else a.member_path, opts.repeat_drivers)), None)
+                if stage is not None:
+                    driver = stage.call.callee if stage.call else stage.member_path or ""
+                    origin = _named(program, call.receiver, f"`{fx.strip_call_marks(driver)}` in {where}", every_tick)
+            if origin is not None:
+                found.setdefault((origin.path, *origin.span), origin)
     return [found[k] for k in sorted(found)]
+
+
+def _name(fn: "Function") -> str:
+    return f"`{fn.name}`" if fn.name else "an anonymous function"
+
+
+def _named(program: "Program", expr: "Expr", label: str, why: str) -> Origin | None:
+    """The code a name passed to a driver stands for: a function it names, or the value of a `const`."""
+    if expr.kind not in _NAMES:
+        return None
+    shown = expr.member_path or expr.text
+    fn = program.function_of(expr)
+    if fn is not None:
+        return _of_function(fn, f"{label}, repeating `{shown}`", why)
+    value = program.bound_value(expr)
+    if value is None:
+        return None
+    inline = value.function
+    if inline is not None:
+        return _of_function(inline, f"{label}, repeating `{shown}`", why)
+    return Origin(value.path, (value.line, value.end_line), f"{label}, repeating `{shown}`", why, tuple(value.calls))
 
 
 def _waits(program: "Program", call: "Call", opts: Options) -> bool:
@@ -165,14 +202,13 @@ def _candidates(program: "Program", call: "Call") -> list["Function"]:
     return out
 
 
-def reached(program: "Program", origin: Origin, depth: int) -> Iterator[tuple["Function", tuple[int, int], Reach]]:
-    """Every function `origin` reaches within `depth` calls, each once, breadth first, with the lines
-    of it that run (the origin's own span first, then whole functions)."""
-    seen = {id(origin.fn)}
+def reached(program: "Program", origin: Origin, depth: int) -> Iterator[tuple[str, tuple[int, int], Reach]]:
+    """Every function `origin` reaches within `depth` calls, each once, breadth first, as the path and
+    lines that run (the origin's own span first, then whole functions)."""
+    seen: set[int] = set()
     start = Reach(origin, ())
-    yield origin.fn, origin.span, start
-    first = [c for c in origin.fn.all_calls if origin.span[0] <= c.line and c.end_line <= origin.span[1]]
-    frontier: list[tuple[list["Call"], Reach]] = [(first, start)]
+    yield origin.path, origin.span, start
+    frontier: list[tuple[list["Call"], Reach]] = [(list(origin.calls), start)]
     for _ in range(depth):
         following: list[tuple[list["Call"], Reach]] = []
         for calls, how in frontier:
@@ -183,12 +219,12 @@ def reached(program: "Program", origin: Origin, depth: int) -> Iterator[tuple["F
                     seen.add(id(target))
                     step = Reach(how.origin, (*how.calls, call))
                     following.append((list(target.all_calls), step))
-                    yield target, (target.line, target.end_line), step
+                    yield target.path, (target.line, target.end_line), step
         frontier = following
 
 
-def _inside(query: Query, fn: "Function", span: tuple[int, int]) -> bool:
-    return query.path == fn.path and span[0] <= query.line and query.end_line <= span[1]
+def _inside(query: Query, path: str, span: tuple[int, int]) -> bool:
+    return query.path == path and span[0] <= query.line and query.end_line <= span[1]
 
 
 def _with_table(ctx: "ReviewContext", opts: Options, table: str) -> Options:
@@ -209,13 +245,13 @@ def role_scans(ctx: "ReviewContext", modules: list["Module"], opts: Options) -> 
     findings: list[Finding] = []
     judged: set[tuple[str, int]] = set()
     for origin in origins:
-        for fn, span, how in reached(program, origin, opts.max_helper_depth):
-            module = program.module(fn.path)
+        for path, span, how in reached(program, origin, opts.max_helper_depth):
+            module = program.module(path)
             if module is None:
                 continue
             for query in queries(module, opts, any_table=True):
                 key = (query.path, query.line)
-                if query.kind != "select" or not _inside(query, fn, span) or key in judged or query.table in opts.tables:
+                if query.kind != "select" or not _inside(query, path, span) or key in judged or query.table in opts.tables:
                     continue
                 judged.add(key)
                 result = check_select(ctx, module, query, _with_table(ctx, opts, query.table))
@@ -228,6 +264,6 @@ def _reached(finding: Finding, how: Reach) -> Finding:
     when = "at restart" if origin.why.endswith("restart") else "on every tick"
     message = (
         f"{finding.message} It is a scan by its role: {origin.label} "
-        f"({origin.fn.path}:{origin.span[0]}) {'reaches' if how.calls else 'runs'} it, so it reads every matching row {when}."
+        f"({origin.path}:{origin.span[0]}) {'reaches' if how.calls else 'runs'} it, so it reads every matching row {when}."
     )
     return dataclasses.replace(finding, message=message, related=(*how.related(), *finding.related))
