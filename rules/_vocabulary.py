@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Iterable, Pattern
 
 from reviewer.engine import globs
-from reviewer.engine.api import Evidence
+from reviewer.engine.context import ere_escape
 
 if TYPE_CHECKING:
     from reviewer.engine.context import Corpus
@@ -89,9 +89,9 @@ def _tables(corpus: "Corpus", columns: str) -> list[TableDecl]:
             call = value.call if value is not None else None
             if call is None or "." in name or call.callee.rsplit(".", 1)[-1] not in TABLE_BUILDERS:
                 continue
-            columns = call.args[1].props if len(call.args) > 1 else ()
+            props = call.args[1].props if len(call.args) > 1 else ()
             cols = []
-            for key, expr in columns:
+            for key, expr in props:
                 found = _FIRST_STRING.match(expr.normalized)
                 cols.append(Column(key, found.group(1) if found else key, expr.line))
             out.append(TableDecl(name, path, value.line, tuple(cols)))
@@ -105,7 +105,7 @@ def writers(corpus: "Corpus", table_names: Iterable[str]) -> list[tuple["Functio
         return []
     program = corpus.program
     out: dict[tuple[str, int], tuple["Function", str, int]] = {}
-    for path in code_paths(corpus, corpus.candidates([r"\b(" + "|".join(re.escape(n) for n in names) + r")\b"])):
+    for path in code_paths(corpus, corpus.candidates([r"\b(" + "|".join(ere_escape(n) for n in names) + r")\b"])):
         module = program.module(path)
         if module is None:
             continue
@@ -129,8 +129,8 @@ def spellings(corpus: "Corpus", fn: "Function") -> tuple[str, ...]:
     """
     program = corpus.program
     counts: dict[str, int] = {}
-    word = re.escape(fn.name or "")
-    stem = re.escape(posixpath.splitext(posixpath.basename(fn.path))[0])
+    word = ere_escape(fn.name or "")
+    stem = ere_escape(posixpath.splitext(posixpath.basename(fn.path))[0])
     # Callers elsewhere name the function and import its file (by its stem, or its
     # folder's index); a common name like `remove` must not mean parsing half the tree.
     importers = corpus.candidates([rf"\b{word}\b", rf"from\s+['\"][^'\"]*({stem}|/)['\"]"], all_match=True) if fn.name else ()
@@ -166,7 +166,3 @@ def declared_name(module: "Module | None", fn: "Function") -> str:
     if module.namespace and name in module.exported:
         return f"{module.namespace}.{name}"
     return name
-
-
-def evidence(path: str, line: int, note: str) -> Evidence:
-    return Evidence(path, line, note)
