@@ -334,48 +334,39 @@ class Repo:
                 changes[path.decode("utf-8", "surrogateescape")] = RawChange(old_mode, new_mode, old_oid, new_oid, status[0])
         return changes
 
-    def grep_word_files(self, tree: str, words: list[str], suffixes: tuple[str, ...]) -> tuple[str, ...]:
-        """Paths of the files of `tree` with one of `suffixes` in which one of `words` occurs as a whole
-        word (fixed strings, one process), sorted."""
-        wanted = sorted({w for w in words if w and "\n" not in w and "\r" not in w and "\0" not in w})
+    def _grep(self, tree: str, flags: list[str], patterns: list[str], suffixes: tuple[str, ...]) -> bytes:
+        """`git grep <flags>` over the files of `tree` with one of `suffixes`; the output, b"" for no match.
+
+        Patterns go one per line on stdin (`-f -`): no length limit from the command line, and a
+        pattern can never be read as an option. One holding a line break would be two: dropped.
+        """
+        wanted = sorted({p for p in patterns if p and "\n" not in p and "\r" not in p and "\0" not in p})
         if not wanted:
-            return ()
+            return b""
         specs = [f"*{suffix}" for suffix in suffixes]
-        res = self.run("grep", "-l", "-z", "-F", "-w", "-I", "--no-color", "-f", "-", tree, "--", *specs,
+        res = self.run("grep", "-z", "-I", "--no-color", *flags, "-f", "-", tree, "--", *specs,
                        stdin="\n".join(wanted).encode() + b"\n", check=False)
         if res.returncode not in (0, 1):
             raise GitError(f"git grep failed: {res.last_error_line}")
-        return _grep_paths(res.stdout, tree)
+        return res.stdout
+
+    def grep_word_files(self, tree: str, words: list[str], suffixes: tuple[str, ...]) -> tuple[str, ...]:
+        """Paths of the files of `tree` with one of `suffixes` in which one of `words` occurs as a whole
+        word (fixed strings, one process), sorted."""
+        return _grep_paths(self._grep(tree, ["-l", "-F", "-w"], words, suffixes), tree)
 
     def grep_files(
         self, tree: str, patterns: list[str], suffixes: tuple[str, ...], all_match: bool = False
     ) -> tuple[str, ...]:
         """Paths of the files of `tree` with one of `suffixes` whose text matches any (with
         `all_match`, every one) of the extended regular expressions `patterns`, sorted; one process."""
-        wanted = sorted({p for p in patterns if p and "\n" not in p and "\r" not in p and "\0" not in p})
-        if not wanted:
-            return ()
-        specs = [f"*{suffix}" for suffix in suffixes]
-        # `-e P` takes P as a pattern even when it starts with a dash.
-        expressions = [arg for p in wanted for arg in ("-e", p)]
         mode = ["--all-match"] if all_match else []
-        res = self.run("grep", "-l", "-z", "-E", "-I", "--no-color", *mode, *expressions, tree, "--", *specs, check=False)
-        if res.returncode not in (0, 1):
-            raise GitError(f"git grep failed: {res.last_error_line}")
-        return _grep_paths(res.stdout, tree)
+        return _grep_paths(self._grep(tree, ["-l", "-E", *mode], patterns, suffixes), tree)
 
     def grep_lines(self, tree: str, literals: list[str], suffixes: tuple[str, ...]) -> list[tuple[str, str]]:
         """(path, line) for every line of the files of `tree` with one of `suffixes` that contains any of
         the fixed strings `literals`; one process, in git's order (fixed strings: git's fast path)."""
-        wanted = sorted({w for w in literals if w and "\n" not in w and "\r" not in w and "\0" not in w})
-        if not wanted:
-            return []
-        specs = [f"*{suffix}" for suffix in suffixes]
-        res = self.run("grep", "-n", "-z", "-I", "-F", "--no-color", "-f", "-", tree, "--", *specs,
-                       stdin="\n".join(wanted).encode() + b"\n", check=False)
-        if res.returncode not in (0, 1):
-            raise GitError(f"git grep failed: {res.last_error_line}")
-        out, pos, prefix = res.stdout, 0, f"{tree}:".encode()
+        out, pos, prefix = self._grep(tree, ["-n", "-F"], literals, suffixes), 0, f"{tree}:".encode()
         lines: list[tuple[str, str]] = []
         # `<tree>:<path>\0<number>\0<text>\n`: a path may hold a line break, a line never does.
         while pos < len(out):

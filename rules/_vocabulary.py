@@ -11,9 +11,10 @@ from __future__ import annotations
 import posixpath
 import re
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Iterable, Pattern
+from typing import TYPE_CHECKING, Iterable, Iterator, Mapping, Pattern
 
 from reviewer.engine import globs
+from reviewer.engine.api import Evidence, Proposal
 from reviewer.engine.context import ere_escape
 
 if TYPE_CHECKING:
@@ -63,6 +64,20 @@ def code_paths(corpus: "Corpus", paths: Iterable[str]) -> list[str]:
     return [p for p in paths if not globs.matches(p, TEST_GLOBS + ignore)]
 
 
+def modules(corpus: "Corpus", patterns: list[str], all_match: bool = False) -> Iterator["Module"]:
+    """The parsed modules of the base tree's non-test files matching the patterns (`Corpus.candidates`)."""
+    for path in code_paths(corpus, corpus.candidates(patterns, all_match)):
+        module = corpus.program.module(path)
+        if module is not None:
+            yield module
+
+
+def proposal(option: str, found: Mapping[str, Evidence], looked_for: str) -> Proposal:
+    """A proposal of the names in `found` (sorted), each with its evidence."""
+    names = tuple(sorted(found))
+    return Proposal(option, names, tuple(found[n] for n in names), looked_for)
+
+
 def shown(name: str) -> str:
     return name if len(name) <= _MAX_SHOWN else name[:_MAX_SHOWN] + "…"
 
@@ -78,12 +93,8 @@ def tables(corpus: "Corpus", columns: str) -> list[TableDecl]:
 
 def _tables(corpus: "Corpus", columns: str) -> list[TableDecl]:
     out: list[TableDecl] = []
-    program = corpus.program
     # Only files that declare a table and spell a wanted column are parsed.
-    for path in code_paths(corpus, corpus.candidates([TABLE_CALL, columns], all_match=True)):
-        module = program.module(path)
-        if module is None:
-            continue
+    for module in modules(corpus, [TABLE_CALL, columns], all_match=True):
         for name in sorted(module.declarations):
             value = module.constant(name)
             call = value.call if value is not None else None
@@ -94,7 +105,7 @@ def _tables(corpus: "Corpus", columns: str) -> list[TableDecl]:
             for key, expr in props:
                 found = _FIRST_STRING.match(expr.normalized)
                 cols.append(Column(key, found.group(1) if found else key, expr.line))
-            out.append(TableDecl(name, path, value.line, tuple(cols)))
+            out.append(TableDecl(name, module.path, value.line, tuple(cols)))
     return sorted(out, key=lambda t: (t.path, t.line, t.name))
 
 
@@ -103,12 +114,8 @@ def writers(corpus: "Corpus", table_names: Iterable[str]) -> list[tuple["Functio
     names = sorted(set(table_names))
     if not names:
         return []
-    program = corpus.program
     out: dict[tuple[str, int], tuple["Function", str, int]] = {}
-    for path in code_paths(corpus, corpus.candidates([r"\b(" + "|".join(ere_escape(n) for n in names) + r")\b"])):
-        module = program.module(path)
-        if module is None:
-            continue
+    for module in modules(corpus, [r"\b(" + "|".join(ere_escape(n) for n in names) + r")\b"]):
         for fn in module.functions():
             if not fn.name:
                 continue

@@ -70,6 +70,13 @@ def role_table(model: Mapping[str, Any]) -> "RoleTable":
     )
 
 
+def _program_of(tree: "TreeView", changed: Mapping[str, Any], model: Mapping[str, Any]) -> "Program":
+    """The TypeScript model of one tree; the review and inference share it (the same key, "base")."""
+    from reviewer.typescript import Program  # lazy: tree-sitter only when a rule asks
+
+    return Program(tree.text, changed, roles=role_table(model), exists=tree.exists)
+
+
 class TreeView:
     """Read-only access to any file of one git tree, loaded lazily from objects."""
 
@@ -214,11 +221,9 @@ class ReviewContext:
 
     def _program(self, side: str) -> "Program":
         if side not in self._programs:
-            from reviewer.typescript import Program  # lazy: tree-sitter only when a rule asks
-
             tree = self.patched if side == "patched" else self.base
             changed = {f.path: f.added_lines for f in self.changeset.files} if side == "patched" else {}
-            self._programs[side] = Program(tree.text, changed, roles=role_table(self.model), exists=tree.exists)
+            self._programs[side] = _program_of(tree, changed, self.model)
         return self._programs[side]
 
     @cached_property
@@ -293,9 +298,7 @@ class Corpus:
     def program(self) -> "Program":
         """The TypeScript model of the base tree (shared with the review's base program)."""
         if "base" not in self._programs:
-            from reviewer.typescript import Program
-
-            self._programs["base"] = Program(self.tree.text, {}, roles=role_table(self.model), exists=self.tree.exists)
+            self._programs["base"] = _program_of(self.tree, {}, self.model)
         return self._programs["base"]
 
     def candidates(self, patterns: list[str], all_match: bool = False) -> tuple[str, ...]:

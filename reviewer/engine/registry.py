@@ -86,7 +86,7 @@ IDIOMS_NOT_FOUND = "idioms-not-found"
 
 def idioms_not_found_check(family_id: str) -> CheckSpec:
     """The note the engine adds when `family_id` found nothing to check and its
-    configured vocabulary does not occur in the base tree (reviewer/engine/run.py)."""
+    configured vocabulary does not occur in the base tree (reviewer/engine/vocabulary.py)."""
     return CheckSpec(
         id=f"{family_id}/{IDIOMS_NOT_FOUND}",
         severity=Severity.CONSIDER,

@@ -6,7 +6,6 @@ invariant with an `error` finding: the verdict can only get stricter.
 
 from __future__ import annotations
 
-import dataclasses
 import traceback
 from typing import TYPE_CHECKING
 
@@ -16,8 +15,7 @@ from reviewer.inputs.config import Config
 from reviewer.engine.context import ReviewContext, TreeView
 from reviewer.report.model import Finding, InvariantResult, InvariantStatus, Severity
 from reviewer.engine.api import Family, Outcome, derive_status
-from reviewer.engine.registry import IDIOMS_NOT_FOUND
-from reviewer.engine.vocabulary import Presence, Vocabulary, resolve, words
+from reviewer.engine.vocabulary import Vocabulary, resolve, say_when_blind
 
 if TYPE_CHECKING:
     from reviewer.engine.cache import OutcomeCache
@@ -70,9 +68,8 @@ def run_families(
     base.remember(known)
     patched.remember(known)
     change = _change_digest(changeset) if cache is not None else None
-    presence = Presence(base)
     # Inference reads the base tree only when a family could look at something.
-    vocabularies = resolve(families, config, base, programs, presence, infer=bool(changeset.typescript_paths()),
+    vocabularies = resolve(families, config, base, programs, infer=bool(changeset.typescript_paths()),
                            budget_seconds=budget_seconds)
     # Sorted by id so the report never depends on discovery order.
     for family in sorted(families, key=lambda f: f.id):
@@ -108,86 +105,7 @@ def run_families(
         # (a budget overrun on a loaded machine) and must be retried.
         if cache is not None and key is not None and not outcome.unreadable:
             cache.store(key, outcome)
-    return tuple(_say_when_blind(results, families, vocabularies, presence, config))
-
-
-def _vocabulary(family: Family, vocab: Vocabulary) -> dict[str, tuple[str, ...]]:
-    """Each vocabulary option's names as used, as the identifier that must exist (`Claim.clear` -> `Claim`)."""
-    return {o.name: words(vocab.options.get(o.name, o.default)) for o in family.options if o.vocabulary}
-
-
-def _say_when_blind(
-    results: list[InvariantResult],
-    families: tuple[Family, ...],
-    vocabularies: dict[str, Vocabulary],
-    presence: Presence,
-    config: Config,
-) -> list[InvariantResult]:
-    """Names that occur nowhere in the base tree are said out loud (summary and a consider note):
-
-    - for an `n/a` family, any of its vocabulary (configured, default or inferred), with what
-      inference looked for when it found nothing: `n/a` then means "could not look";
-    - for any other family that ran, the names reviewer.toml sets by hand (a misspelt name
-      silently narrows what the family checks).
-
-    At most one more `git grep`, and only when there is something to ask.
-    """
-    by_id = {f.id: f for f in families}
-    wanted: dict[str, dict[str, tuple[str, ...]]] = {}
-    for r in results:
-        vocab = _vocabulary(by_id[r.id], vocabularies[r.id]) if r.id in vocabularies else {}
-        if r.status is not InvariantStatus.NOT_APPLICABLE:
-            sources = vocabularies[r.id].sources if r.id in vocabularies else {}
-            vocab = {n: w for n, w in vocab.items() if sources.get(n) == "configured"} if r.status is not InvariantStatus.ERROR else {}
-        if vocab:
-            wanted[r.id] = vocab
-    if not wanted:
-        return results
-    present = presence(sorted({w for vocab in wanted.values() for words in vocab.values() for w in words}))
-    out = []
-    for result in results:
-        vocab = wanted.get(result.id)
-        missing = [name for name, words in (vocab or {}).items() if words and not set(words) & present]
-        if not missing:
-            out.append(result)
-            continue
-        idle = result.status is InvariantStatus.NOT_APPLICABLE
-        sources = vocabularies[result.id].sources
-        said = "configured" if all(sources.get(n) == "configured" for n in missing) else (
-            "default" if all(sources.get(n) == "default" for n in missing) else "configured and default")
-        shown = f"{said} " + ", ".join(f"`{name}`" for name in missing)
-        rule = f"{result.id}/{IDIOMS_NOT_FOUND}"
-        findings = result.findings
-        looked = vocabularies[result.id].looked_for or {}
-        searched = "; ".join(f"for {name}, {looked[name]}" for name in missing if looked.get(name))
-        if rule not in config.disabled:
-            names = "; ".join(f"{name} = {', '.join(vocab[name])}" for name in missing)  # type: ignore[index]
-            opening = (
-                f"{result.id} found nothing to check, and no TypeScript file of the base tree names any of "
-                f"these ({names}), so the checks that look for them cannot fire here: `n/a` may mean the "
-                f"family did not know what to look for, not that the patch is safe. "
-            ) if idle else (
-                f"{result.id} checked what it could, but no TypeScript file of the base tree names any of these "
-                f"names set in {config.source} ({names}), so the checks that look for them cannot fire here: "
-                f"a misspelt or stale name silently narrows the review. "
-            )
-            findings = (*findings, Finding(
-                rule=rule,
-                severity=config.severities.get(rule, Severity.CONSIDER),
-                title=f"{result.id}: {shown} name nothing in this code base",
-                message=(
-                    opening
-                    + (f"Inference from the base tree found nothing either (it looked {searched}). " if searched else "")
-                    + f"Set the code base's own names under [rules.{result.id}] (`reviewer init` proposes them)."
-                ),
-                location=None,
-                anchor=f"{rule}:{','.join(missing)}",
-            ))
-        summary = f"{result.summary}; {shown} name nothing in the base tree, so it could not look for them"
-        if searched:
-            summary += " (inference from the base tree found none either)"
-        out.append(dataclasses.replace(result, summary=summary, findings=findings))
-    return out
+    return tuple(say_when_blind(results, families, vocabularies, base, config))
 
 
 def _changed_blobs(changeset: ChangeSet) -> dict[str, bytes]:

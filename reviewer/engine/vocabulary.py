@@ -16,13 +16,17 @@ names occur; inference runs only for a family that needs it.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping
 
 from reviewer.engine.api import Family, Proposal
 from reviewer.engine.budget import time_budget
 from reviewer.engine.context import Corpus, TreeView
+from reviewer.engine.registry import IDIOMS_NOT_FOUND
 from reviewer.inputs.config import Config
+from reviewer.report.model import Finding, InvariantResult, InvariantStatus, Severity
+
 
 class _InferenceOverBudget(Exception):
     pass
@@ -40,7 +44,6 @@ class Vocabulary:
     options: Mapping[str, Any]  # the family's effective options, inferred names applied
     sources: Mapping[str, str]  # vocabulary option -> CONFIGURED | DEFAULT | INFERRED
     inferred: tuple[Proposal, ...] = ()  # the proposals applied
-    blind: tuple[str, ...] = ()  # options whose names occur nowhere in the base tree
     looked_for: Mapping[str, str] | None = None  # option -> what inference searched for, when it found nothing
     failed: str = ""  # why inference raised: the family must not run on a vocabulary it could not decide
 
@@ -74,31 +77,16 @@ def _unset(family: Family, config: Config) -> list[str]:
     return [o.name for o in family.options if o.vocabulary and o.name not in configured]
 
 
-class Presence:
-    """Which words occur in the base tree's TypeScript, asked of git once per word set and remembered."""
-
-    def __init__(self, base: TreeView) -> None:
-        self._base = base
-        self._known: dict[str, bool] = {}
-
-    def __call__(self, wanted: Iterable[str]) -> set[str]:
-        new = sorted({w for w in wanted if w not in self._known})
-        if new:
-            found = self._base.words_present(new)
-            self._known.update({w: w in found for w in new})
-        return {w for w in wanted if self._known.get(w)}
-
-
 def resolve(
     families: Iterable[Family],
     config: Config,
     base: TreeView,
     programs: dict,
-    presence: Presence,
     infer: bool = True,
     budget_seconds: float = 0,
 ) -> dict[str, Vocabulary]:
-    """Each family's effective options and where its vocabulary came from (one `git grep` at most).
+    """Each family's effective options and where its vocabulary came from: one `git grep` for which
+    names occur, and one more for what inference reads first when an option must be inferred.
 
     With `infer` False (a change without TypeScript: no family can look at
     anything) the defaults stand and nothing is read.
@@ -109,7 +97,7 @@ def resolve(
     unset = {f.id: _unset(f, config) for f in families}
     # Configured names too: the same pass answers whether they exist (said when they do not).
     wanted = sorted({w for f in families for o in f.options if o.vocabulary for w in words(effective[f.id].get(o.name))})
-    present = presence(wanted) if infer and wanted else set()
+    present = base.words_present(wanted) if infer and wanted else set()
     absent_of = {f.id: [n for n in unset[f.id] if infer and not set(words(effective[f.id].get(n))) & present]
                  for f in families}
     # One fixed-string pass for what every option to be inferred greps for first.
@@ -147,8 +135,7 @@ def resolve(
                     applied.append(proposal)
                 else:
                     looked[name] = proposal.looked_for
-        blind = tuple(n for n in absent if sources[n] != INFERRED)
-        out[family.id] = Vocabulary(options, sources, tuple(applied), blind, looked)
+        out[family.id] = Vocabulary(options, sources, tuple(applied), looked)
     return out
 
 
@@ -167,3 +154,88 @@ def propose(families: Iterable[Family], config: Config, base: TreeView) -> list[
         corpus = Corpus(base, family, dict(config.for_family(family.id)), programs, model=config.model, memo=memo)
         out.append((family, family.infer(corpus), present))
     return out
+
+
+# ------------------------------------------------------------------ names that name nothing
+
+
+def _asked(result: InvariantResult, family: Family, vocab: Vocabulary) -> dict[str, tuple[str, ...]]:
+    """The options whose names must exist for `result` to be honest, with those names' identifiers.
+
+    An `n/a` family: all of them (n/a must not mean "could not look"). A family that ran: only
+    those set by hand (a misspelt name silently narrows it). A family in error: none (it says why).
+    """
+    if result.status is InvariantStatus.ERROR:
+        return {}
+    idle = result.status is InvariantStatus.NOT_APPLICABLE
+    return {o.name: words(vocab.options.get(o.name, o.default)) for o in family.options
+            if o.vocabulary and (idle or vocab.sources.get(o.name) == CONFIGURED)}
+
+
+def say_when_blind(
+    results: list[InvariantResult],
+    families: tuple[Family, ...],
+    vocabularies: Mapping[str, Vocabulary],
+    base: TreeView,
+    config: Config,
+) -> list[InvariantResult]:
+    """Names that occur nowhere in the base tree's code are said out loud: in the basis and in a
+    consider note `<family>/idioms-not-found`, with what inference looked for when it found nothing.
+
+    At most one more `git grep` (the words are usually known already), only when there is something to ask.
+    """
+    by_id = {f.id: f for f in families}
+    asked = {r.id: names for r in results if (names := _asked(r, by_id[r.id], vocabularies[r.id]))}
+    if not asked:
+        return results
+    present = base.words_present(sorted({w for names in asked.values() for ws in names.values() for w in ws}))
+    out = []
+    for result in results:
+        names = asked.get(result.id, {})
+        missing = [name for name, ws in names.items() if ws and not set(ws) & present]
+        if not missing:
+            out.append(result)
+            continue
+        vocab = vocabularies[result.id]
+        kinds = " and ".join(sorted({vocab.sources.get(n, DEFAULT) for n in missing}))
+        shown = f"{kinds} " + ", ".join(f"`{n}`" for n in missing)
+        looked = vocab.looked_for or {}
+        searched = "; ".join(f"for {name}, {looked[name]}" for name in missing if looked.get(name))
+        findings = result.findings
+        rule = f"{result.id}/{IDIOMS_NOT_FOUND}"
+        if rule not in config.disabled:
+            findings = (*findings, _note(result, rule, shown, {n: names[n] for n in missing}, searched, config))
+        summary = f"{result.summary}; {shown} name nothing in the base tree, so it could not look for them"
+        if searched:
+            summary += " (inference from the base tree found none either)"
+        out.append(dataclasses.replace(result, summary=summary, findings=findings))
+    return out
+
+
+def _note(result: InvariantResult, rule: str, shown: str, missing: Mapping[str, tuple[str, ...]], searched: str,
+          config: Config) -> Finding:
+    names = "; ".join(f"{name} = {', '.join(ws)}" for name, ws in missing.items())
+    if result.status is InvariantStatus.NOT_APPLICABLE:
+        opening = (
+            f"{result.id} found nothing to check, and no TypeScript file of the base tree names any of "
+            f"these ({names}), so the checks that look for them cannot fire here: `n/a` may mean the "
+            f"family did not know what to look for, not that the patch is safe. "
+        )
+    else:
+        opening = (
+            f"{result.id} checked what it could, but no TypeScript file of the base tree names any of these "
+            f"names set in {config.source} ({names}), so the checks that look for them cannot fire here: "
+            f"a misspelt or stale name silently narrows the review. "
+        )
+    return Finding(
+        rule=rule,
+        severity=config.severities.get(rule, Severity.CONSIDER),
+        title=f"{result.id}: {shown} name nothing in this code base",
+        message=(
+            opening
+            + (f"Inference from the base tree found nothing either (it looked {searched}). " if searched else "")
+            + f"Set the code base's own names under [rules.{result.id}] (`reviewer init` proposes them)."
+        ),
+        location=None,
+        anchor=f"{rule}:{','.join(missing)}",
+    )

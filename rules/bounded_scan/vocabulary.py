@@ -48,4 +48,4 @@ def infer(corpus: "Corpus") -> tuple[Proposal, ...]:
                                          f"{table.name} has `{columns[0].key}`, a work-queue column")
     looked = ("drizzle tables with a column named in attempts_columns, wake_flags or settled_guards ("
               + ", ".join(sorted(queue_columns)) + ")")
-    return (Proposal("tables", tuple(sorted(found)), tuple(found[n] for n in sorted(found)), looked),)
+    return (vocab.proposal("tables", found, looked),)

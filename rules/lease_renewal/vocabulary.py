@@ -86,7 +86,7 @@ _LOOKED = {
 def infer(corpus: "Corpus") -> tuple[Proposal, ...]:
     leases = [(t, c) for t in vocab.tables(corpus, _COLUMNS_GREP) for c in _lease_columns(t)]
     tables = {t.name for t, _ in leases}
-    found: dict[str, dict[str, list[Evidence]]] = {kind: {} for kind, _ in KINDS}
+    found: dict[str, dict[str, Evidence]] = {kind: {} for kind, _ in KINDS}
     api_files: set[str] = set()
     for fn, table, line in vocab.writers(corpus, tables):
         kind = next((k for k, pattern in KINDS if pattern.search(fn.name or "")), None)
@@ -96,13 +96,9 @@ def infer(corpus: "Corpus") -> tuple[Proposal, ...]:
         column = next(c for t, c in leases if t.name == table)
         note = f"`{vocab.shown(fn.name or '')}` writes {table}, whose `{column.key}` is a lease/expiry column"
         for name in vocab.spellings(corpus, fn):
-            found[kind].setdefault(name, []).append(Evidence(fn.path, line, note))
+            found[kind].setdefault(name, Evidence(fn.path, line, note))
     no_table = "" if tables else " (no sqliteTable/pgTable/mysqlTable declares a lease column, or an expiry column next to an owner column)"
-    proposals = [
-        Proposal(kind, tuple(sorted(found[kind])), tuple(e for n in sorted(found[kind]) for e in found[kind][n][:1]),
-                 _LOOKED[kind] + no_table)
-        for kind, _ in KINDS
-    ]
+    proposals = [vocab.proposal(kind, found[kind], _LOOKED[kind] + no_table) for kind, _ in KINDS]
     proposals.append(_lease_constant(corpus, api_files, no_table))
     proposals.append(Proposal("interrupt_hooks", (), (), _LOOKED["interrupt_hooks"]))
     return tuple(proposals)

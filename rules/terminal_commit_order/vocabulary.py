@@ -45,8 +45,8 @@ def infer(corpus: "Corpus") -> tuple[Proposal, ...]:
     if corpus.wants("success_events") or corpus.wants("failure_events"):
         success, failure = _events(corpus)
         looked = "event groups declaring both a success terminal (" + "/".join(SUCCESS) + ") and Failed"
-        out.append(Proposal("success_events", tuple(sorted(success)), tuple(success[n] for n in sorted(success)), looked))
-        out.append(Proposal("failure_events", tuple(sorted(failure)), tuple(failure[n] for n in sorted(failure)), looked))
+        out.append(vocab.proposal("success_events", success, looked))
+        out.append(vocab.proposal("failure_events", failure, looked))
     if corpus.wants("settle_tools"):
         out.append(_settles(corpus))
     if corpus.wants("terminal_hooks"):
@@ -57,11 +57,8 @@ def infer(corpus: "Corpus") -> tuple[Proposal, ...]:
 def _events(corpus: "Corpus") -> tuple[dict[str, Evidence], dict[str, Evidence]]:
     success: dict[str, Evidence] = {}
     failure: dict[str, Evidence] = {}
-    program = corpus.program
-    for path in vocab.code_paths(corpus, corpus.candidates([_EVENT_GREP])):
-        module = program.module(path)
-        if module is None:
-            continue
+    for module in vocab.modules(corpus, [_EVENT_GREP]):
+        path = module.path
         groups: dict[str, dict[str, int]] = {}
         for name in module.declarations:
             group, _, member = name.rpartition(".")
@@ -80,26 +77,21 @@ def _events(corpus: "Corpus") -> tuple[dict[str, Evidence], dict[str, Evidence]]
 
 def _settles(corpus: "Corpus") -> Proposal:
     found: dict[str, Evidence] = {}
-    program = corpus.program
-    for path in vocab.code_paths(corpus, corpus.candidates([_SETTLE_GREP])):
-        module = program.module(path)
-        for fn in module.functions() if module is not None else ():
+    for module in vocab.modules(corpus, [_SETTLE_GREP]):
+        for fn in module.functions():
             if fn.name and _SETTLE.search(fn.name):
                 for name in vocab.spellings(corpus, fn):
                     found.setdefault(name, Evidence(fn.path, fn.line, f"`{vocab.shown(fn.name)}` settles tools"))
-    return Proposal("settle_tools", tuple(sorted(found)), tuple(found[n] for n in sorted(found)),
-                    "functions named like failUnsettledTools/awaitToolFibers/settleTasks")
+    return vocab.proposal("settle_tools", found, "functions named like failUnsettledTools/awaitToolFibers/settleTasks")
 
 
 def _hooks(corpus: "Corpus") -> Proposal:
     found: dict[str, Evidence] = {}
-    program = corpus.program
-    for path in vocab.code_paths(corpus, corpus.candidates([_HOOK_GREP])):
-        module = program.module(path)
-        for call in module.calls() if module is not None else ():
+    for module in vocab.modules(corpus, [_HOOK_GREP]):
+        for call in module.calls():
             for arg in call.args:
                 for key, value in arg.props:
                     if _HOOK.match(key) and value.kind in _FUNCTION_KINDS and key not in found:
-                        found[key] = Evidence(path, value.line, f"`{key}` is a commit hook passed to `{vocab.shown(call.callee)}`")
-    return Proposal("terminal_hooks", tuple(sorted(found)), tuple(found[n] for n in sorted(found)),
-                    "object properties named like `…Commit` whose value is a function, passed to a call")
+                        found[key] = Evidence(module.path, value.line, f"`{key}` is a commit hook passed to `{vocab.shown(call.callee)}`")
+    return vocab.proposal("terminal_hooks", found,
+                          "object properties named like `…Commit` whose value is a function, passed to a call")
