@@ -254,18 +254,13 @@ def test_the_default_names_stand_where_they_exist(tmp_path: Path) -> None:
 
 def test_an_inference_that_raises_fails_its_family_closed(tmp_path: Path, monkeypatch) -> None:
     """A bug (or a hostile base tree) that breaks inference must never read as `n/a`."""
-    from reviewer.engine import registry
-
-    real = registry.discover()
+    import dataclasses
 
     def broken(corpus):
         raise RuntimeError("boom")
 
-    import dataclasses
-
-    patched = tuple(dataclasses.replace(f, infer=broken) if f.id == "lease-renewal" else f for f in real)
-    monkeypatch.setattr(review, "discover", lambda: patched, raising=False)
-    monkeypatch.setattr(registry, "discover", lambda: patched)
+    patched = tuple(dataclasses.replace(f, infer=broken) if f.id == "lease-renewal" else f for f in review.discover())
+    monkeypatch.setattr(review, "discover", lambda: patched)
     report = _review(tmp_path, BASE, {**BASE, "src/steer.ts": STEER})
     lease = _invariant(report, "lease-renewal")
     assert lease.status is InvariantStatus.ERROR and "boom" in lease.summary
@@ -337,3 +332,20 @@ def test_a_heartbeat_next_to_an_owner_is_a_lease(tmp_path: Path) -> None:
     repo.commit({**BASE, "src/db/schema.ts": table, "src/lock/run-lock.ts": lock}, "base")
     lease = tomllib.loads(_init(repo.path))["rules"]["lease-renewal"]
     assert lease["release"] == ["RunLock.drop"]
+
+
+def test_an_inference_over_its_time_budget_fails_its_family_closed(tmp_path: Path, monkeypatch) -> None:
+    import dataclasses
+    import time
+
+    def slow(corpus):
+        time.sleep(5)
+        return ()
+
+    patched = tuple(dataclasses.replace(f, infer=slow) if f.id == "lease-renewal" else f for f in review.discover())
+    monkeypatch.setattr(review, "discover", lambda: patched)
+    repo, sha, patch, _ = make_change(tmp_path, BASE, {**BASE, "src/steer.ts": STEER})
+    report = review.run(review.Request(repo=str(repo.path), base=sha, patch=str(patch), budget_seconds=0.5)).report
+    lease = _invariant(report, "lease-renewal")
+    assert lease.status is InvariantStatus.ERROR and "time budget" in lease.summary
+    assert report.verdict.value == "DO-NOT-MERGE"

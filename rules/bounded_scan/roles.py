@@ -122,7 +122,6 @@ def repeaters(modules: list["Module"], opts: Options) -> list[Origin]:
     (`repeat_drivers`) is applied to (written inline, or a name bound to it), and the body
     of a loop that waits between rounds."""
     found: dict[tuple[str, int, int], Origin] = {}
-    every_tick = "runs on every tick"
     for module in modules:
         program = module.program
         for fn in module.functions():
@@ -132,27 +131,36 @@ def repeaters(modules: list["Module"], opts: Options) -> list[Origin]:
                 if any(_waits(program, c, opts) for c in origin.calls):
                     found.setdefault((fn.path, *span), origin)
         for call in module.calls():
-            if call.enclosing is None:
-                continue
-            where = _name(call.enclosing)
-            driver = next((st.name for st in fx.stages_of(call) if fx.matches(st.name, opts.repeat_drivers)), None)
-            origin: Origin | None = None
-            if driver is not None:  # `poll().pipe(Effect.repeat(s))`, `Effect.repeat(poll(), s)`
-                origin = _within(call.enclosing, (call.line, call.end_line), f"`{fx.strip_call_marks(driver)}` in {where}", every_tick)
-            elif fx.matches(call.callee, opts.repeat_drivers) and call.args and call.args[0].kind in _CALLABLE:
-                # `setInterval(() => sweep(db), ms)`, `setInterval(sweep, ms)`, `Effect.repeat(tick, s)`
-                label = f"`{fx.strip_call_marks(call.callee)}` in {where}"
-                origin = _named(program, call.args[0], label, every_tick) or _within(
-                    call.enclosing, (call.args[0].line, call.args[0].end_line), label, every_tick)
-            elif call.method == "pipe" and call.receiver is not None and call.receiver.kind in _NAMES:
-                # `tick.pipe(Effect.repeat(s))`: the name's value is what repeats
-                stage = next((a for a in call.args if fx.matches(a.call.callee if a.call else a.member_path, opts.repeat_drivers)), None)
-                if stage is not None:
-                    driver = stage.call.callee if stage.call else stage.member_path or ""
-                    origin = _named(program, call.receiver, f"`{fx.strip_call_marks(driver)}` in {where}", every_tick)
+            origin = _driven(program, call, opts)
             if origin is not None:
                 found.setdefault((origin.path, *origin.span), origin)
     return [found[k] for k in sorted(found)]
+
+
+_EVERY_TICK = "runs on every tick"
+
+
+def _driven(program: "Program", call: "Call", opts: Options) -> Origin | None:
+    """The code `call` hands to a repeat driver, in one of three shapes; None when it hands none."""
+    if call.enclosing is None:
+        return None
+    where = _name(call.enclosing)
+    driver = next((st.name for st in fx.stages_of(call) if fx.matches(st.name, opts.repeat_drivers)), None)
+    if driver is not None:  # `poll().pipe(Effect.repeat(s))`, `Effect.repeat(poll(), s)`: the call itself
+        return _within(call.enclosing, (call.line, call.end_line), f"`{fx.strip_call_marks(driver)}` in {where}", _EVERY_TICK)
+    first = call.args[0] if call.args else None
+    if fx.matches(call.callee, opts.repeat_drivers) and first is not None and first.kind in _CALLABLE:
+        # `setInterval(() => sweep(db), ms)`, `setInterval(sweep, ms)`, `Effect.repeat(tick, s)`
+        label = f"`{fx.strip_call_marks(call.callee)}` in {where}"
+        return _named(program, first, label, _EVERY_TICK) or _within(
+            call.enclosing, (first.line, first.end_line), label, _EVERY_TICK)
+    if call.method == "pipe" and call.receiver is not None and call.receiver.kind in _NAMES:
+        # `tick.pipe(Effect.repeat(s))`: what the name is bound to repeats
+        for arg in call.args:
+            name = arg.call.callee if arg.call else arg.member_path
+            if fx.matches(name, opts.repeat_drivers):
+                return _named(program, call.receiver, f"`{fx.strip_call_marks(name or '')}` in {where}", _EVERY_TICK)
+    return None
 
 
 def _name(fn: "Function") -> str:
