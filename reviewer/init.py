@@ -12,12 +12,13 @@ from __future__ import annotations
 
 import json
 import re
+
 from reviewer.engine.api import Family, Proposal
 from reviewer.engine.context import TreeView
 from reviewer.engine.registry import discover
 from reviewer.engine.vocabulary import propose, words
 from reviewer.gitio import open_repo
-from reviewer.inputs.config import CONFIG_PATH, Config, build_config, defaults, parse_toml
+from reviewer.inputs.config import CONFIG_PATH, Config, build_config, config_in_tree, load_config_file, parse_toml
 from reviewer.inputs.pullrequest import resolve_commit
 
 _UNPRINTABLE = re.compile(r"[\x00-\x1f\x7f\u2028\u2029]")
@@ -94,12 +95,6 @@ def proposal(repo_path: str, base: str, config_path: str | None = None) -> str:
 
 
 def _config(tree: TreeView, families: tuple[Family, ...], config_path: str | None) -> Config:
-    from reviewer.inputs.config import load_config_file
-
     if config_path:
         return load_config_file(config_path, families)
-    data = tree.read(CONFIG_PATH)
-    if data is None:
-        return defaults(families)
-    source = f"{CONFIG_PATH} at base"
-    return build_config(parse_toml(data, source), families, source)
+    return config_in_tree(tree.read(CONFIG_PATH), f"{CONFIG_PATH} at base", families)

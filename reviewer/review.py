@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, Iterator, Mapping
 from reviewer import RULESET_VERSION, __version__
 from reviewer.engine.budget import time_budget
 from reviewer.change.changeset import ChangeSet
-from reviewer.inputs.config import CONFIG_PATH, Config, build_config, defaults, load_config_file, parse_toml
+from reviewer.inputs.config import CONFIG_PATH, Config, config_in_tree, defaults, load_config_file
 from reviewer.errors import ReviewerError
 from reviewer.gate.limits import file_limits, limits_check
 from reviewer.engine.context import TreeView
@@ -155,13 +155,10 @@ def _load_config(req: Request, repo: Repo, base_tree: str | None, families: tupl
         config = load_config_file(req.config, families)
     elif req.config_commit is not None:
         tree = repo.tree_of(req.config_commit)
-        data = TreeView(repo, tree).read(CONFIG_PATH)
         source = f"{CONFIG_PATH} at {req.config_commit[:12]} (the pull request's target)"
-        config = build_config(parse_toml(data, source), families, source) if data is not None else defaults(families)
+        config = config_in_tree(TreeView(repo, tree).read(CONFIG_PATH), source, families)
     elif base_tree is not None:
-        data = TreeView(repo, base_tree).read(CONFIG_PATH)
-        source = f"{CONFIG_PATH} at base"
-        config = build_config(parse_toml(data, source), families, source) if data is not None else defaults(families)
+        config = config_in_tree(TreeView(repo, base_tree).read(CONFIG_PATH), f"{CONFIG_PATH} at base", families)
     else:
         config = defaults(families)
     if req.overrides:

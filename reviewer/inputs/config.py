@@ -226,5 +226,10 @@ def load_config_file(path: str, families: tuple[Family, ...]) -> Config:
     return build_config(parse_toml(data, path), families, path)
 
 
+def config_in_tree(data: bytes | None, source: str, families: tuple[Family, ...]) -> Config:
+    """The configuration a commit holds: its reviewer.toml's bytes (None: it has none, so the defaults)."""
+    return build_config(parse_toml(data, source), families, source) if data is not None else defaults(families)
+
+
 def defaults(families: tuple[Family, ...]) -> Config:
     return build_config({}, families, "built-in defaults")
