@@ -106,7 +106,7 @@ def reviewed_paths(ctx: "ReviewContext", ignore: Sequence[str], idioms: Iterable
     file of the patched tree that names one of its idioms (one `git grep -w`), so a violation the
     patch did not touch is found and counted instead of never being looked at."""
     changed = {p for p in ctx.changeset.typescript_paths() if not globs.matches(p, ignore)}
-    if ctx.scope != "all":
+    if not ctx.widened:
         return tuple(sorted(changed))
     # A name as written, and its namespace (`Claim.clear` may be reached through `Claim`).
     words = sorted({w for name in idioms for w in (strip_call_marks(name), strip_call_marks(name).split(".")[0]) if w})

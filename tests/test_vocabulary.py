@@ -349,3 +349,14 @@ def test_an_inference_over_its_time_budget_fails_its_family_closed(tmp_path: Pat
     lease = _invariant(report, "lease-renewal")
     assert lease.status is InvariantStatus.ERROR and "time budget" in lease.summary
     assert report.verdict.value == "DO-NOT-MERGE"
+
+
+def test_an_acquire_only_in_a_failure_handler_does_not_make_a_rollback(tmp_path: Path) -> None:
+    """It runs only when something failed; the release after it runs on the ordinary path too."""
+    steer = STEER.replace(
+        "    if (text.length === 0) {\n",
+        '    yield* Effect.log("start").pipe(Effect.catchAll(() => RunLock.grab(db, runID, "me")))\n'
+        "    if (text.length === 0) {\n",
+    )
+    report = _review(tmp_path, BASE, {**BASE, "src/steer.ts": steer})
+    assert [f for f in report.findings if f.rule == "lease-renewal/release-outside-finalizer"]

@@ -226,6 +226,11 @@ class ReviewContext:
             self._programs[side] = _program_of(tree, changed, self.model)
         return self._programs[side]
 
+    @property
+    def widened(self) -> bool:
+        """`--scope all`: judge unchanged code of the examined files as changed code is judged."""
+        return self.scope == "all"
+
     @cached_property
     def opts(self) -> Options:
         """The family's options, typed (reviewer/engine/api.py `Options`): `ctx.opts.release` is a tuple."""

@@ -56,8 +56,7 @@ class Scan:
 
     @property
     def widened(self) -> bool:
-        """`--scope all`: unchanged code in the examined files is judged too (scope then counts it)."""
-        return self.ctx.scope == "all"
+        return self.ctx.widened
 
     def __post_init__(self) -> None:
         self.release_names = fx.Matcher(self.opts.release)

@@ -49,7 +49,7 @@ def in_scope(scan: Scan, call: Call) -> bool:
     """The patch touched this call or the named function around it."""
     if call.path not in scan.changed:
         return False
-    if call.changed or scan.ctx.scope == "all":  # --scope all: unchanged code of examined files too
+    if call.changed or scan.ctx.widened:
         return True
     fn = fx.outer_named(call.enclosing)
     touched = scan.files.get(call.path)
