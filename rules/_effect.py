@@ -21,8 +21,10 @@ from reviewer.typescript import (
     Function,
     Module,
     Program,
+    consumer,
     error_scope,
     exits,
+    later_uses,
     mentions_name,
     throws,
     words_on_lines,
@@ -328,11 +330,15 @@ class Stage:
     wraps: bool = False  # a data-first call taking the effect as its first argument
 
 
-def stages_of(call: Call) -> list[Stage]:
-    """What is applied to `call`'s value, in order: pipe stages, then data-first wrappers.
+def stages_of(call: Call, hops: int = 3) -> list[Stage]:
+    """What is applied to `call`'s value, in order: pipe stages, then data-first wrappers,
+    then what is applied where the value, bound to a `const`, is read again.
 
     `renew(..).pipe(Effect.repeat(s), Effect.forkScoped)` gives repeat, forkScoped;
-    `Effect.forkScoped(Effect.repeat(renew(..), s))` gives repeat, forkScoped too.
+    `Effect.forkScoped(Effect.repeat(renew(..), s))` gives repeat, forkScoped too; so does
+    `const once = renew(..)` followed by `once.pipe(Effect.repeat(s))` bound to `loop` and
+    `Effect.forkScoped(loop)` (the later `.pipe` call is a wrapping stage of its own, so the
+    value's final binding is found from the last wrapper).
     """
     out = _piped(call)
     current = call
@@ -343,7 +349,22 @@ def stages_of(call: Call) -> list[Stage]:
         out.append(Stage(host.expr, host.callee, host, wraps=True))
         out.extend(_piped(host))
         current = host
+    if hops > 0:
+        out.extend(_continued(current, hops - 1))
     return out
+
+
+def _continued(call: Call, hops: int) -> list[Stage]:
+    """The stages applied at the first later read of the `const` `call`'s value is bound to."""
+    for use in later_uses(call):
+        taker = consumer(use)
+        if taker is None:
+            continue
+        out = [Stage(taker.expr, taker.callee, taker, wraps=True)]
+        if taker.method == "pipe" or taker.callee in ("pipe", "Function.pipe"):
+            out.extend(Stage(expr, name, expr.call) for expr in taker.pipe_stages if (name := ref_name(expr)))
+        return out + stages_of(taker, hops)
+    return []
 
 
 def _piped(call: Call) -> list[Stage]:

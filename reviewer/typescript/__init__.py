@@ -7,6 +7,7 @@ from reviewer.typescript.conditions import Atom, evaluate
 from reviewer.typescript.endings import Exit, block_exit, exits, jumps_past, statement_of
 from reviewer.typescript.expressions import Call, Callback, Expr, Function, Invocation
 from reviewer.typescript.flags import Flag, flag_of, flags_set, switched_off
+from reviewer.typescript.flow import consumer, later_uses
 from reviewer.typescript.loops import repeating_spans
 from reviewer.typescript.mentions import (
     error_scope,
@@ -19,6 +20,7 @@ from reviewer.typescript.mentions import (
 )
 from reviewer.typescript.module import Import, Module
 from reviewer.typescript.program import Program
+from reviewer.typescript.references import Unresolved
 from reviewer.typescript.roles import DEFAULT_ROLES, Role, RoleTable
 from reviewer.typescript.statements import Guard, GuardPath, guard_path, guards
 
@@ -39,7 +41,9 @@ __all__ = [
     "Program",
     "Role",
     "RoleTable",
+    "Unresolved",
     "block_exit",
+    "consumer",
     "evaluate",
     "exits",
     "flag_of",
@@ -47,6 +51,7 @@ __all__ = [
     "guard_path",
     "guards",
     "jumps_past",
+    "later_uses",
     "mentions_name",
     "mentions_string",
     "repeating_spans",

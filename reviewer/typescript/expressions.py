@@ -208,8 +208,9 @@ class Function:
     """A function of one file: declaration, expression, arrow, generator or method (class methods too).
 
     `name` is how it is bound (declarator, property key, assigned member's last segment, or its own
-    name), None when anonymous; `role` is the innermost region it is written in; `parent` the function
-    around it; `changed` whether the patch added a line inside it.
+    name), None when anonymous; `local_role` is the innermost region it is written in, `role` the
+    innermost one it runs in (a function passed by name to a handler combinator runs as a handler);
+    `parent` the function around it; `changed` whether the patch added a line inside it.
     """
 
     path: str
@@ -217,7 +218,7 @@ class Function:
     line: int
     end_line: int
     kind: str  # "function" | "arrow" | "generator" | "method"
-    role: Role
+    local_role: Role
     parent: "Function | None"
     changed: bool
     _node: ts.Node = dc_field(repr=False)
@@ -225,6 +226,14 @@ class Function:
 
     def __repr__(self) -> str:
         return f"Function({self.name or '<anonymous>'} {self.kind} {self.path}:{self.line}-{self.end_line})"
+
+    @cached_property
+    def role(self) -> Role:
+        """The innermost region the function runs in: where it is written, else where it is passed by name."""
+        if self.local_role is not Role.ORDINARY:
+            return self.local_role
+        passed = self._module.program.passed_roles(self.path, self._node)
+        return passed[0] if passed else Role.ORDINARY
 
     @cached_property
     def calls(self) -> tuple["Call", ...]:
@@ -273,8 +282,9 @@ class Call:
 
     `callee` is the import-resolved dotted name (`E.fork` -> `Effect.fork`; fluent links keep `()`:
     `db.select().from`), or the normalized source when the callee has no name; `method` its last
-    segment; `roles` the regions it runs in, innermost first; `case_label` the string label of the
-    `case` it sits in; `index` its position among the calls of its enclosing function.
+    segment; `local_roles` the regions written around it in its file, innermost first; `roles`
+    those and the regions its code is passed into by name (references.py); `case_label` the string
+    label of the `case` it sits in; `index` its position among the calls of its enclosing function.
     """
 
     path: str
@@ -283,7 +293,7 @@ class Call:
     callee: str
     method: str
     enclosing: Function | None
-    roles: tuple[Role, ...]  # the regions the call runs in, innermost first, each role once
+    local_roles: tuple[Role, ...]  # the regions written around the call, innermost first, each role once
     case_label: str | None
     index: int
     _node: ts.Node = dc_field(repr=False)
@@ -291,6 +301,15 @@ class Call:
 
     def __repr__(self) -> str:
         return f"Call({self.callee} {self.path}:{self.line})"
+
+    @cached_property
+    def roles(self) -> tuple[Role, ...]:
+        """The regions the call runs in, innermost first, each role once: those written around it, then
+        those its code is passed into by name (`Effect.catchAll(onFailure)` makes `onFailure`'s calls
+        run as a failure handler)."""
+        local = self.local_roles
+        passed = self._module.program.passed_roles(self.path, self._node)
+        return (*local, *(role for role in passed if role not in local)) if passed else local
 
     @property
     def role(self) -> Role:

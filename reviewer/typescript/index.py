@@ -18,6 +18,7 @@ import tree_sitter as ts
 from reviewer.typescript import calls as cx
 from reviewer.typescript import syntax as sx
 from reviewer.typescript.expressions import Call, Expr, Function
+from reviewer.typescript.roles import Role
 
 if TYPE_CHECKING:
     from reviewer.typescript.module import Module
@@ -33,12 +34,22 @@ class Property:
     owner: ts.Node  # the object literal
 
 
+@dataclass(frozen=True)
+class RoleRef:
+    """A name (or a call) passed where a role combinator expects code: `Effect.catchAll(onFailure)`."""
+
+    node: ts.Node  # the argument, parentheses and casts stripped
+    role: Role
+    call: Call | None  # the combinator call
+
+
 class ModuleIndex:
     def __init__(self, module: "Module") -> None:
         self.module = module
         self.functions: tuple[Function, ...] = ()
         self.calls: tuple[Call, ...] = ()
         self.properties: tuple[Property, ...] = ()
+        self.role_refs: tuple[RoleRef, ...] = ()
         self._functions_by_id: dict[int, Function] = {}
         self._calls_by_id: dict[int, Call] = {}
         self._calls_by_function: dict[int | None, list[Call]] = {}

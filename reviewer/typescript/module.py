@@ -209,7 +209,7 @@ class _Header:
             for declarator in sx.named(node):
                 if declarator.type == "variable_declarator":
                     self._declarator(declarator, prefix, exported)
-        elif kind in ("function_declaration", "generator_function_declaration"):
+        elif kind in ("function_declaration", "generator_function_declaration", "class_declaration", "abstract_class_declaration"):
             name = sx.field(node, "name")
             if name is not None:
                 self._declare(prefix + sx.text(name), node, exported)

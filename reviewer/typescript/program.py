@@ -12,11 +12,14 @@ from typing import TYPE_CHECKING, Callable, Iterable, Iterator, Mapping
 import tree_sitter as ts
 
 from reviewer.change.changeset import TYPESCRIPT_SUFFIXES
+from reviewer.typescript import reach
 from reviewer.typescript import syntax as sx
 from reviewer.typescript.expressions import Call, Callback, Expr, Function, Invocation
 from reviewer.typescript.module import Module, read_module
 from reviewer.typescript.parse import Parsers, dialect, error_regions, node_lines
-from reviewer.typescript.roles import DEFAULT_ROLES, RoleTable
+from reviewer.typescript.members import member_function
+from reviewer.typescript.references import PassedRoles, Unresolved
+from reviewer.typescript.roles import DEFAULT_ROLES, Role, RoleTable
 from reviewer.typescript.values import Folder, Value
 
 if TYPE_CHECKING:
@@ -24,7 +27,6 @@ if TYPE_CHECKING:
 
 _JS_TO_TS = {".js": (".ts", ".tsx"), ".jsx": (".tsx", ".ts"), ".mjs": (".mts",), ".cjs": (".cts",)}
 _IDENTIFIER = re.compile(r"^[A-Za-z_$][A-Za-z0-9_$]*$")
-_MAX_PATHS = 256  # reaches() stops enumerating after this many paths
 _MAX_RESOLVE = 32  # hops through re-exports before giving up (cycles, absurd chains)
 
 
@@ -76,6 +78,8 @@ class Program:
         self._errors: dict[str, tuple[tuple[int, int], ...]] = {}
         self._folder = Folder(self._lookup_scoped)
         self._sorted_changed: dict[str, list[int]] = {}
+        self._passed = PassedRoles(self)
+        self._member_depth = 0  # members.py: nesting of member resolutions in progress
 
     # -- files ------------------------------------------------------------------
     def _text(self, path: str) -> str | None:
@@ -313,11 +317,14 @@ class Program:
             if local is not None:
                 return local
         if index.binds(scope, head):
-            return None
+            return member_function(self, module, at, dotted) if rest else None
         member = module.scoped_declaration(at, head)
         if member is not None:
             return self.definition(module.path, f"{member}.{rest}" if rest else member)
-        return self.definition(module.path, dotted)
+        found = self.definition(module.path, dotted)
+        if found is None and rest:
+            found = member_function(self, module, at, dotted)  # `store.release`, `this.drop`, `Svc.run`
+        return found
 
     # -- queries --------------------------------------------------------------------
     def calls(self, names: str | Iterable[str], paths: str | Iterable[str]) -> list[Call]:
@@ -421,154 +428,27 @@ class Program:
         """
         return self._folder.duration_ms(expr._module, expr._node)
 
+    # -- roles given by reference ------------------------------------------------------
+    def passed_roles(self, path: str, node: ts.Node) -> tuple[Role, ...]:
+        """Roles code at `node` of `path` runs in because it is passed by name (see references.py)."""
+        return self._passed.extra(path, node)
+
+    def unresolved_references(self, paths: str | Iterable[str]) -> list[Unresolved]:
+        """Names passed to handler, finalizer or fork combinators in `paths` whose code could not be found
+        (a parameter, a property of a runtime object): their bodies were not checked in that role."""
+        return [ref for module in self._modules_of(paths) for ref in self._passed.unresolved(module.path)]
+
     # -- reachability -----------------------------------------------------------------
     def reaches(
         self, start: Function | Expr, target: str | Iterable[str], max_depth: int = 4
     ) -> list[tuple[Call, ...]]:
         """Call paths from `start` to a call whose `callee` is in `target`, each ending at that call.
 
-        Enters callee definitions (`definition`, locals first), functions passed by name as arguments, and commit
-        hooks named in the changed files for an opaque `hooks.commit()`; at most `max_depth` hops and 256 paths.
-        Methods of class instances and functions reached through other locals are not followed.
+        Enters callee definitions (`definition`, locals first; methods of objects, factories' results and
+        class instances: members.py), functions passed by name as arguments, and commit hooks named in the
+        changed files for an opaque `hooks.commit()`; at most `max_depth` hops and 256 paths.
         """
-        targets = {target} if isinstance(target, str) else set(target)
-        # The changed files (plus the start's): built once, not per call.
-        changed = self._changed_paths
-        scope = changed if start.path in changed else changed | {start.path}
-        found: list[tuple[Call, ...]] = []
-        if isinstance(start, Function):
-            self._reach(start.all_calls, targets, (), frozenset({_key(start)}), max_depth, scope, found)
-            return found
-        index = start._module.index
-        first, stop = index.call_span(start._node)
-        if stop - first > _DIRECT_REACH:  # counted, not copied: handlers nest
-            self._reach_remembered(start, targets, max_depth, scope, found)
-        else:
-            self._reach(index.calls[first:stop], targets, (), frozenset(), max_depth, scope, found)
-        return found
-
-    def _reach_remembered(
-        self, start: Expr, targets: set[str], budget: int, scope: frozenset[str], found: list[tuple[Call, ...]]
-    ) -> None:
-        """`_reach` over the calls of a large expression, each call's paths found once per question.
-
-        From an expression nothing is visited yet, so what a call contributes
-        (its paths, in order) depends only on the call and the question; the
-        answer is their concatenation in document order, cut at _MAX_PATHS,
-        as the plain walk finds it. Rules ask this of every handler and
-        handlers nest, so calls already known to reach nothing are jumped over.
-        """
-        index = start._module.index
-        key = (frozenset(targets), budget, scope)
-        memo = index.reach_memos.get(key)
-        if memo is None:
-            memo = index.reach_memos[key] = _Reached(len(index.calls))
-        calls = index.calls
-        at, stop = index.call_span(start._node)
-        at = memo.next(at)
-        while at < stop and len(found) < _MAX_PATHS:
-            paths = memo.paths.get(at)
-            if paths is None:
-                paths = []
-                self._reach((calls[at],), targets, (), frozenset(), budget, scope, paths)
-                if paths:
-                    memo.paths[at] = paths
-                else:
-                    memo.skip(at)
-            found.extend(paths[: _MAX_PATHS - len(found)])
-            at = memo.next(at + 1)
-
-    def _reach(
-        self,
-        body: tuple[Call, ...],
-        targets: set[str],
-        prefix: tuple[Call, ...],
-        visited: frozenset[tuple[str, int]],
-        budget: int,
-        scope: frozenset[str],
-        found: list[tuple[Call, ...]],
-    ) -> None:
-        for call in body:
-            if len(found) >= _MAX_PATHS:
-                return
-            if call.callee in targets:
-                found.append((*prefix, call))
-                continue
-            if budget <= 0:
-                continue
-            for function in self._entered(call, scope):
-                key = _key(function)
-                if key in visited:
-                    continue
-                self._reach(function.all_calls, targets, (*prefix, call), visited | {key}, budget - 1, scope, found)
-
-    def _entered(self, call: Call, scope: frozenset[str]) -> list[Function]:
-        """Functions control may enter from `call`: its definition, and functions
-        handed to it by reference (as arguments or object-literal values)."""
-        out: list[Function] = []
-        callee_path = sx.dotted_path(sx.field(call._node, "function"))
-        if callee_path is not None:
-            defined = self._scoped_definition(call._module, call.enclosing, callee_path, call._node)
-            if defined is not None:
-                out.append(defined)
-            elif "." in callee_path and call.method in self.roles.commit_hooks:
-                out.extend(self._hooks(call.method, scope | {call.path}))
-        for reference in _references(call.args):
-            function = self.function_of(reference)
-            if function is not None:
-                out.append(function)
-            else:
-                dotted = reference.member_path or ""
-                prop = dotted.rsplit(".", 1)[-1]
-                if "." in dotted and prop in self.roles.commit_hooks:
-                    out.extend(self._hooks(prop, scope | {call.path}))
-        return out
-
-    def _hooks(self, prop: str, scope: frozenset[str]) -> list[Function]:
-        """Commit hooks named `prop` defined in the reviewed files: what an
-        opaque `hooks.prop()` may run."""
-        return [cb.function for cb in self.callbacks(prop, scope) if cb.function is not None]
-
-
-class _Reached:
-    """One reachability question over one module's calls: the paths of the calls that
-    reach something, and jumps over the runs of calls known to reach nothing."""
-
-    def __init__(self, count: int) -> None:
-        self.paths: dict[int, list[tuple[Call, ...]]] = {}
-        self._next = list(range(count + 1))  # _next[i] == i: call i is unknown or reaches something
-
-    def skip(self, at: int) -> None:
-        self._next[at] = at + 1
-
-    def next(self, at: int) -> int:
-        """The first call from `at` on that is unknown or reaches something (path-compressed)."""
-        jumps = self._next
-        root = at
-        while jumps[root] != root:
-            root = jumps[root]
-        while jumps[at] != root:
-            jumps[at], at = root, jumps[at]
-        return root
-
-
-# Expressions with more calls than this use _Reached (see Program._reach_remembered).
-_DIRECT_REACH = 64
-
-
-def _key(function: Function) -> tuple[str, int]:
-    return (function.path, function._node.start_byte)
-
-
-def _references(args: tuple[Expr, ...], depth: int = 0) -> Iterator[Expr]:
-    """Identifier/member arguments, including inside object and array literals."""
-    for arg in args:
-        if arg.kind in ("identifier", "member_expression", "shorthand_property_identifier"):
-            yield arg
-        elif arg.kind == "object" and depth < 3:
-            yield from _references(tuple(value for _, value in arg.props), depth + 1)
-        elif arg.kind == "array" and depth < 3:
-            yield from _references(arg.elements, depth + 1)
+        return reach.reaches(self, start, target, max_depth)
 
 
 def _host_call(index: "ModuleIndex", node: ts.Node) -> ts.Node | None:

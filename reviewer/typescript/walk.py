@@ -15,7 +15,7 @@ from reviewer.typescript import calls as cx
 from reviewer.typescript import syntax as sx
 from reviewer.typescript.calls import function_of_value
 from reviewer.typescript.expressions import Call, Function
-from reviewer.typescript.index import _NAMESPACES, ModuleIndex, Property
+from reviewer.typescript.index import _NAMESPACES, ModuleIndex, Property, RoleRef
 from reviewer.typescript.parse import node_lines
 from reviewer.typescript.roles import Role
 
@@ -49,6 +49,8 @@ _SKIP = frozenset(
         "statement_identifier",
     }
 )
+# Arguments that stand for code written elsewhere (or returned by a call).
+_REFERENCES = frozenset({"identifier", "member_expression", "subscript_expression", "call_expression"})
 # Node types `_names_and_properties` reacts to.
 _NAMING = frozenset(
     {
@@ -91,6 +93,7 @@ class _Walker:
         self.functions: list[Function] = []
         self.calls: list[Call] = []
         self.properties: list[Property] = []
+        self.role_refs: list[tuple[ts.Node, Role, ts.Node]] = []
         self.counters: dict[int | None, int] = {}
         # Qualified callee (and chain level) per call node: a fluent chain's
         # receivers are named once, not once per later link.
@@ -143,6 +146,7 @@ class _Walker:
         index.functions = tuple(self.functions)
         index.calls = tuple(self.calls)
         index.properties = tuple(self.properties)
+        index.role_refs = tuple(RoleRef(node, role, index.call_at(call)) for node, role, call in self.role_refs)
         index._call_starts = [call._node.start_byte for call in self.calls]
         return index
 
@@ -165,7 +169,7 @@ class _Walker:
             line=line,
             end_line=end_line,
             kind=sx.function_kind(node),
-            role=roles[0] if roles else Role.ORDINARY,
+            local_role=roles[0] if roles else Role.ORDINARY,
             parent=parent,
             changed=self.module.program.changed(self.module.path, line, end_line),
             _node=node,
@@ -250,7 +254,7 @@ class _Walker:
             callee=callee,
             method=cx.last_segment(callee),
             enclosing=function,
-            roles=roles,
+            local_roles=roles,
             case_label=case,
             index=position,
             _node=node,
@@ -266,19 +270,19 @@ class _Walker:
         args = cx.arguments(node)
         selector = table.failure_handlers.get(callee)
         if selector is not None:
-            self._mark(cx.select_arguments(args, selector), Role.FAILURE_HANDLER)
+            self._mark(cx.select_arguments(args, selector), Role.FAILURE_HANDLER, node)
         selector = table.finalizers.get(callee)
         if selector is not None:
-            self._mark(cx.select_arguments(args, selector), Role.FINALIZER)
+            self._mark(cx.select_arguments(args, selector), Role.FINALIZER, node)
         # `Effect.fork(eff)`, and curried `FiberSet.run(set)(eff)`
         if callee in table.forks or (callee.endswith("()") and callee[:-2] in table.forks):
-            self._mark(args, Role.FORKED)
+            self._mark(args, Role.FORKED, node)
         subject, stages = cx.pipe_parts(self.module, node, callee)
         if subject is not None:
             fork_at = next((i for i, stage in enumerate(stages) if self._is_fork(stage)), None)
             if fork_at is not None:
                 # Everything piped before the fork stage runs on the forked fiber.
-                self._mark([subject, *stages[:fork_at]], Role.FORKED)
+                self._mark([subject, *stages[:fork_at]], Role.FORKED, node)
 
     def _is_fork(self, stage: ts.Node) -> bool:
         stage = sx.strip(stage)
@@ -290,9 +294,13 @@ class _Walker:
             name = cx.qualified_name(self.module, stage)
         return name is not None and name in self.table.forks
 
-    def _mark(self, nodes: list[ts.Node], role: Role) -> None:
+    def _mark(self, nodes: list[ts.Node], role: Role, call: ts.Node) -> None:
         for target in nodes:
             self.regions.setdefault(target.id, []).append(role)
+            # Code passed by name gets its role where it is passed (references.py).
+            inner = sx.strip(target)
+            if inner is not None and inner.type in _REFERENCES:
+                self.role_refs.append((inner, role, call))
 
 
 def _entering(role: Role, roles: tuple[Role, ...]) -> tuple[Role, ...]:

@@ -1,0 +1,114 @@
+"""Values that continue through a local `const`: where a call's result is read again, and what reads it.
+
+    const once = Claim.renew(db, claim)                      // built here
+    const loop = once.pipe(Effect.repeat(every))             // repeated in the next statement
+    const beat = yield* Effect.forkScoped(loop)              // forked in a third
+
+`later_uses(call)` gives the reads of `once` after its declaration (in the
+block that declares it, not where a nested function rebinds the name);
+`consumer(expr)` says which call takes a read as its subject: the `.pipe`
+call it is the receiver of, the `pipe(x, ..)` it opens, or the call it is
+the first argument of. A `let`, a destructuring or an assignment is not
+followed: its value may change between the two places.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import tree_sitter as ts
+
+from reviewer.typescript import syntax as sx
+from reviewer.typescript.expressions import Call, Expr
+
+if TYPE_CHECKING:
+    from reviewer.typescript.index import ModuleIndex
+
+# Parents a value passes through unchanged on its way to a consumer.
+_WRAPPERS = frozenset(
+    {"parenthesized_expression", "non_null_expression", "as_expression", "satisfies_expression", "yield_expression", "await_expression"}
+)
+_SCOPES = frozenset({"statement_block", "program", "switch_case", "switch_default"})
+_MAX_USES = 16
+
+
+def later_uses(call: Call) -> tuple[Expr, ...]:
+    """Reads of the `const` the call's whole expression is bound to, after the declaration, in document order."""
+    usage, name = call.binding
+    if usage != "bound" or name is None or not name.isidentifier():
+        return ()
+    index = call._module.index
+    declarator = index.nearest(call._node, "declarator", _is_declarator)
+    if declarator is None or declarator.type != "variable_declarator" or sx.text(sx.field(declarator, "name")) != name:
+        return ()
+    declaration = index.parent(declarator)
+    if declaration is None or sx.text(sx.field(declaration, "kind")) != "const":
+        return ()
+    scope = index.nearest(declaration, "scope", _is_scope)
+    if scope is None:
+        return ()
+    return tuple(index.expr(node) for node in _reads(index, scope, name, declarator.end_byte))
+
+
+def consumer(expr: Expr) -> Call | None:
+    """The call that takes this value as its subject: `x.pipe(..)`, `pipe(x, ..)` or `H(x, ..)`."""
+    index = expr._module.index
+    node = expr._node
+    parent = index.parent(node)
+    while parent is not None and parent.type in _WRAPPERS:
+        node, parent = parent, index.parent(parent)
+    if parent is None:
+        return None
+    if parent.type == "member_expression" and sx.field(parent, "object") == node:
+        grand = index.parent(parent)
+        if grand is not None and grand.type == "call_expression" and sx.field(grand, "function") == parent:
+            if sx.text(sx.field(parent, "property")) == "pipe":
+                return index.call_at(grand)
+        return None
+    if parent.type == "arguments" and sx.named(parent) and sx.named(parent)[0] == node:
+        return index.call_at(index.parent(parent))
+    return None
+
+
+def _reads(index: "ModuleIndex", scope: ts.Node, name: str, after: int) -> list[ts.Node]:
+    out: list[ts.Node] = []
+    stack = [child for child in reversed(scope.named_children) if child.end_byte > after]
+    while stack and len(out) < _MAX_USES:
+        node = stack.pop()
+        if node.start_byte < after and node.end_byte <= after:
+            continue
+        kind = node.type
+        if kind == "identifier":
+            if node.start_byte >= after and sx.text(node) == name and not _declares(index, node):
+                out.append(node)
+            continue
+        if kind in sx.FUNCTION_TYPES and name in index._bound.get(node.id, ()):
+            continue  # rebinds the name: its reads are of another value
+        if kind == "statement_block" and _redeclares(node, name):
+            continue
+        stack.extend(reversed(node.named_children))
+    return out
+
+
+def _redeclares(block: ts.Node, name: str) -> bool:
+    """Whether a nested block declares its own `name` (its reads are of that one)."""
+    for statement in block.named_children:
+        if statement.type in ("lexical_declaration", "variable_declaration"):
+            for declarator in statement.named_children:
+                if declarator.type == "variable_declarator" and sx.text(sx.field(declarator, "name")) == name:
+                    return True
+    return False
+
+
+def _declares(index: "ModuleIndex", node: ts.Node) -> bool:
+    parent = index.parent(node)
+    return parent is not None and parent.type == "variable_declarator" and sx.field(parent, "name") == node
+
+
+def _is_declarator(node: ts.Node) -> bool:
+    return node.type == "variable_declarator" or node.type in sx.FUNCTION_TYPES
+
+
+def _is_scope(node: ts.Node) -> bool:
+    return node.type in _SCOPES
+

@@ -1,0 +1,203 @@
+"""Roles given by reference: a handler, finalizer or forked effect passed by name.
+
+The walk gives a role to code written inside a combinator's argument
+(`Effect.catchAll((e) => ..)`). Code written elsewhere and passed by name
+runs in the same role, so the role comes from where it is passed, not from
+where it is written:
+
+    const onFailure = (e: Failure) => SessionStore.fail(id, e)
+    work.pipe(Effect.catchAll(onFailure))        // onFailure's body is a failure handler
+    const cleanup = Claim.release(db, claim)
+    work.pipe(Effect.ensuring(cleanup))          // `Claim.release(..)` runs as a finalizer
+    Effect.catchAll(handle(ctx))                 // the function `handle` returns is the handler
+
+A reference resolves to a function (local, top-level, imported, an Effect
+wrapper's body, a method of an object, factory or class: see members.py),
+to the initializer of the `const` it names, or, for a call, to the functions
+its callee returns. The passing sites read are those of the file itself and
+of every file the patch changed: an unchanged file that passes a handler
+defined in another unchanged file gives it no role here.
+
+A reference that cannot be followed (a parameter, a property of a runtime
+object) is kept as `Unresolved`, so rules can say what they could not check;
+a library value (`Effect.void`, `console.error`) is not user code and is
+neither resolved nor reported.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Iterator
+
+import tree_sitter as ts
+
+from reviewer.typescript import syntax as sx
+from reviewer.typescript.expressions import Expr, Function
+from reviewer.typescript.members import returns
+from reviewer.typescript.parse import node_lines
+from reviewer.typescript.roles import Role
+
+if TYPE_CHECKING:
+    from reviewer.typescript.index import RoleRef
+    from reviewer.typescript.module import Module
+    from reviewer.typescript.program import Program
+
+
+@dataclass(frozen=True)
+class Unresolved:
+    """A reference passed to a role combinator whose code the model could not find."""
+
+    path: str
+    line: int
+    end_line: int
+    text: str  # the reference as written
+    role: Role
+    combinator: str  # the callee it was passed to
+    changed: bool  # whether the patch added a line of the passing call
+
+
+@dataclass(frozen=True)
+class _Region:
+    path: str
+    start: int
+    end: int
+    roles: tuple[Role, ...]  # the role given, then the roles around the passing site
+
+
+class PassedRoles:
+    """The regions each file's code runs in because it is passed by name, computed once per file."""
+
+    def __init__(self, program: "Program") -> None:
+        self._program = program
+        self._shared: dict[str, list[_Region]] | None = None
+        self._own: dict[str, tuple[_Region, ...]] = {}
+        self._unresolved: dict[str, tuple[Unresolved, ...]] = {}
+
+    def extra(self, path: str, node: ts.Node) -> tuple[Role, ...]:
+        """Roles a node of `path` runs in by reference, innermost first."""
+        regions = [r for r in self._regions(path) if r.start <= node.start_byte and node.end_byte <= r.end]
+        if not regions:
+            return ()
+        regions.sort(key=lambda r: r.end - r.start)
+        out: list[Role] = []
+        for region in regions:
+            out.extend(role for role in region.roles if role not in out)
+        return tuple(out)
+
+    def unresolved(self, path: str) -> tuple[Unresolved, ...]:
+        """References passed to role combinators in `path` that could not be followed."""
+        self._own_regions(path)
+        return self._unresolved.get(path, ())
+
+    def _regions(self, path: str) -> list[_Region]:
+        shared = self._shared
+        if shared is None:
+            shared = self._shared = self._from_changed()
+        own = self._own_regions(path)
+        more = shared.get(path)
+        return [*own, *more] if more else list(own)
+
+    def _own_regions(self, path: str) -> tuple[_Region, ...]:
+        if path not in self._own:
+            regions: list[_Region] = []
+            lost: list[Unresolved] = []
+            module = self._program.module(path)
+            if module is not None:
+                for ref in module.index.role_refs:
+                    found = self._resolve(module, ref)
+                    if found is None:
+                        lost.append(_unresolved(module, ref))
+                        continue
+                    regions.extend(r for r in found if r.path == path)
+            self._own[path] = tuple(regions)
+            self._unresolved[path] = tuple(lost)
+        return self._own[path]
+
+    def _from_changed(self) -> dict[str, list[_Region]]:
+        """Regions the changed files give to code in other files."""
+        out: dict[str, list[_Region]] = {}
+        program = self._program
+        for path in sorted(program.changed_lines):
+            module = program.module(path)
+            if module is None:
+                continue
+            for ref in module.index.role_refs:
+                for region in self._resolve(module, ref) or ():
+                    if region.path != path:
+                        out.setdefault(region.path, []).append(region)
+        return out
+
+    def _resolve(self, module: "Module", ref: "RoleRef") -> list[_Region] | None:
+        """The regions `ref` gives; None when it names user code the model cannot follow."""
+        around = ref.call.local_roles if ref.call is not None else ()
+        roles = (ref.role, *(r for r in around if r is not ref.role))
+        targets = _targets(self._program, module, ref.node)
+        if targets is None:
+            return None
+        return [_Region(target._module.path, target._node.start_byte, target._node.end_byte, roles) for target in targets]
+
+
+def _targets(program: "Program", module: "Module", node: ts.Node) -> list[Expr] | None:
+    expr = module.index.expr(node)
+    if node.type == "call_expression":
+        # Written inline, a call's own code already carries the role; what is
+        # left to find is a function it returns (a curried handler).
+        callee = sx.field(node, "function")
+        fn = program.function_of(module.index.expr(callee)) if callee is not None else None
+        return [r.expr for r in returned_functions(fn)] if fn is not None else []
+    fn = program.function_of(expr)
+    if fn is not None:
+        return [fn.expr]
+    value = program.bound_value(expr)
+    if value is not None:
+        inner = sx.strip(value._node)
+        if inner is not None and inner.type == "call_expression":
+            return [value, *(_targets(program, value._module, inner) or ())]
+        return [value]
+    return None if _user_code(program, module, node) else []
+
+
+def returned_functions(fn: Function) -> Iterator[Function]:
+    """Functions `fn` returns as written: an arrow's function body, or `return <function>` in its own body."""
+    index = fn._module.index
+    for value in returns(fn):
+        stripped = sx.strip(value)
+        found = index.function_at(stripped) if stripped is not None and sx.is_function(stripped) else None
+        if found is not None:
+            yield found
+
+
+def _user_code(program: "Program", module: "Module", node: ts.Node) -> bool:
+    """Whether a reference names the repository's own code (so failing to follow it is a blind spot).
+
+    Package imports (`Effect.void`) and globals (`console.error`) are
+    library values: not following them loses nothing the rules check.
+    """
+    path = sx.dotted_path(node)
+    if path is None:
+        return True  # `handlers[kind]`, `new X().y`: code the model does not follow
+    head = path.split(".", 1)[0]
+    if head == "this":
+        return True
+    scope = module.index.enclosing_function(node)
+    if module.index.binds(scope, head):
+        return True  # a parameter or local variable
+    imp = module.imports.get(head)
+    if imp is not None:
+        return imp.module is not None or imp.specifier.startswith(".")
+    return head in module.declarations or module.scoped_declaration(node, head) is not None
+
+
+def _unresolved(module: "Module", ref: "RoleRef") -> Unresolved:
+    line, end_line = node_lines(ref.node)
+    call = ref.call
+    changed = call.changed if call is not None else module.program.changed(module.path, line, end_line)
+    return Unresolved(
+        path=module.path,
+        line=line,
+        end_line=end_line,
+        text=sx.normalized(ref.node, module.normal_forms),
+        role=ref.role,
+        combinator=call.callee if call is not None else "",
+        changed=changed,
+    )
