@@ -52,16 +52,20 @@ def qualified_name(module: "Module", node: ts.Node | None, depth: int = 0) -> st
     root, props = split
     if root is not None and root.type == "call_expression" and props:
         return _member(inner=qualified_name(module, sx.field(root, "function"), depth + 1), props=props)
-    return _rooted(module, root, props)
+    return _rooted(module, root, props, depth)
 
 
-def _rooted(module: "Module", root: ts.Node | None, props: list[str]) -> str | None:
+def _rooted(module: "Module", root: ts.Node | None, props: list[str], depth: int = 0) -> str | None:
     """The name of a member path whose root is not a call."""
     if root is None:
         return None
     if root.type == "identifier":
-        scoped = module.scoped_declaration(root, sx.text(root))
-        head = scoped if scoped is not None else module.program.qualified_head(module, sx.text(root))
+        name = sx.text(root)
+        head = module.scoped_declaration(root, name)
+        if head is None:
+            head = module.alias_of(root, name, depth)
+        if head is None:
+            head = module.program.qualified_head(module, name)
     elif root.type in ("this", "super"):
         head = root.type
     else:

@@ -60,6 +60,10 @@ class ModuleIndex:
         self._bound: dict[int, set[str]] = {}
         # `const NAME = value` inside functions, for folding `limit(BATCH)`.
         self._constants: dict[int, dict[str, ts.Node]] = {}
+        # `const E = Effect`, `const { release } = Claim`: per function (None: top
+        # level), the name's (object, property) path; property None for a plain alias.
+        self._aliases: dict[int | None, dict[str, tuple[ts.Node, str | None]]] = {}
+        self._alias_names: set[str] = set()
         self._call_starts: list[int] = []
         # Deepest nesting the walk met; past DEEP, parents come from a map (below).
         self.depth = 0
@@ -295,6 +299,22 @@ class ModuleIndex:
         """The value of `const name = ..` in `function` or an enclosing one."""
         constants = self._constants
         return self._scoped("constant", function, name, lambda key: constants.get(key, {}).get(name))
+
+    def alias(self, function: Function | None, name: str) -> tuple[ts.Node, str | None] | None:
+        """What a `const` alias `name` seen from `function` stands for; None when it is no alias or is
+        shadowed by a parameter or variable of a nearer function."""
+        if name not in self._alias_names:
+            return None
+        current = function
+        while current is not None:
+            key = current._node.id
+            found = self._aliases.get(key, {}).get(name)
+            if found is not None:
+                return found
+            if name in self._bound.get(key, ()):
+                return None
+            current = current.parent
+        return self._aliases.get(None, {}).get(name)
 
     def local_function(self, function: Function | None, name: str) -> Function | None:
         locals_ = self._locals

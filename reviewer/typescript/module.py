@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Callable, Mapping
 
 import tree_sitter as ts
 
+from reviewer.typescript import calls
 from reviewer.typescript import syntax as sx
 from reviewer.typescript import walk
 from reviewer.typescript.calls import function_of_value
@@ -115,6 +116,34 @@ class Module:
                 return path
         return None
 
+    def alias_of(self, at: ts.Node, name: str, depth: int = 0) -> str | None:
+        """The import-resolved name a `const` alias used at `at` stands for (`const E = Effect`,
+        `const { release } = Claim`), when what it aliases is an import or a top-level declaration
+        of this file (a parameter's property is a runtime value, not a name)."""
+        index = self.__dict__.get("_index") or self.__dict__.get("_indexing") or self._index
+        if name not in index._alias_names and name not in self.declarations:
+            return None  # the common case, asked for every call: no upward walk
+        scope = index.enclosing_function(at)
+        found = index.alias(scope, name) if name in index._alias_names else None
+        if found is None:
+            if index.binds(scope, name):
+                return None  # a parameter or variable of that name hides the top-level one
+            node = self.declarations.get(name)
+            stripped = sx.strip(node) if node is not None else None
+            if stripped is None or stripped.type not in ("identifier", "member_expression"):
+                return None
+            found = (stripped, None)
+        value, prop = found
+        path = sx.dotted_path(value)
+        head = path.split(".", 1)[0] if path is not None else None
+        if head is None or head == name or not (head in self.imports or head in self.declarations):
+            return None
+        # Each hop through an alias spends a share of qualified_name's depth, so alias cycles end.
+        qualified = calls.qualified_name(self, value, depth=depth + _ALIAS_HOP)
+        if qualified is None:
+            return None
+        return f"{qualified}.{prop}" if prop is not None else qualified
+
     def calls(self) -> tuple["Call", ...]:
         """Every call expression of the file, in document order (pre-order: outer before inner).
 
@@ -145,6 +174,8 @@ class Module:
         return self._index.function_at(target) if target is not None else None
 
 
+# Depth of qualified_name one alias hop costs (its limit, 64, stops alias chains after 8).
+_ALIAS_HOP = 8
 # Nesting of `namespace` blocks read for declarations (see _Header._namespace).
 _MAX_NAMESPACE_DEPTH = 32
 

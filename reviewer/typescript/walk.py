@@ -51,6 +51,8 @@ _SKIP = frozenset(
 )
 # Arguments that stand for code written elsewhere (or returned by a call).
 _REFERENCES = frozenset({"identifier", "member_expression", "subscript_expression", "call_expression"})
+# Initializers that make a `const` an alias of a name (not a value computed from it).
+_ALIAS_VALUES = frozenset({"identifier", "member_expression"})
 # Node types `_names_and_properties` reacts to.
 _NAMING = frozenset(
     {
@@ -187,6 +189,7 @@ class _Walker:
         kind = node.type
         if kind == "variable_declarator":
             name = sx.field(node, "name")
+            self._alias(node, name, parent, function)
             if function is not None and name is not None:
                 self.index._bound.setdefault(function._node.id, set()).update(_pattern_names(name))
                 value = sx.field(node, "value")
@@ -236,6 +239,35 @@ class _Walker:
             key = sx.string_value(sx.field(node, "index"))
             if key is not None:
                 self.index._members.setdefault(key, []).append(node)
+
+    def _alias(self, node: ts.Node, name: ts.Node | None, parent: ts.Node | None, function: Function | None) -> None:
+        """Record `const E = Effect` and `const { release, clear: drop } = Claim` as aliases, so calls
+        through them are named like calls of what they stand for (`E.fork` is `Effect.fork`)."""
+        value = sx.strip(sx.field(node, "value"))
+        if name is None or value is None or value.type not in _ALIAS_VALUES or parent is None:
+            return
+        if sx.text(sx.field(parent, "kind")) != "const":
+            return
+        key = function._node.id if function is not None else None
+        table = self.index._aliases.setdefault(key, {})
+        if name.type == "identifier":
+            table[sx.text(name)] = (value, None)
+            self.index._alias_names.add(sx.text(name))
+        elif name.type == "object_pattern":
+            for member in sx.named(name):
+                if member.type == "shorthand_property_identifier_pattern":
+                    local, prop = sx.text(member), sx.text(member)
+                elif member.type == "pair_pattern" and sx.field(member, "value") is not None:
+                    target = sx.field(member, "value")
+                    if target is None or target.type != "identifier":
+                        continue
+                    local, prop = sx.text(target), sx.property_key(sx.field(member, "key"))
+                    if prop is None:
+                        continue
+                else:
+                    continue
+                table[local] = (value, prop)
+                self.index._alias_names.add(local)
 
     # -- calls and the regions they open --------------------------------------
     def _call(self, node: ts.Node, function: Function | None, roles: tuple[Role, ...], case: str | None) -> None:
