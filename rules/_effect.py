@@ -21,6 +21,7 @@ from reviewer.typescript import (
     Function,
     Module,
     Program,
+    Role,
     consumer,
     error_scope,
     exits,
@@ -534,3 +535,34 @@ def violation_summary(blocking: Sequence[Finding], phrases: Mapping[str, str]) -
 def iter_calls(program: Program, paths: Iterable[str]) -> Iterator[Call]:
     for module in modules(program, paths):
         yield from module.calls()
+
+
+_ROLE_WORDS = {Role.FAILURE_HANDLER: "failure handler", Role.FINALIZER: "finalizer", Role.FORKED: "forked effect"}
+
+
+def unresolved_handler_findings(
+    ctx: "ReviewContext", program: Program, paths: Iterable[str], roles: Iterable[Role], unchecked: str
+) -> list[Finding]:
+    """`handler-unresolved` notes for names passed in `roles` on changed lines of `paths` that the model
+    could not follow (see Program.unresolved_references)."""
+    wanted = frozenset(roles)
+    out: list[Finding] = []
+    for ref in program.unresolved_references(paths):
+        if ref.role not in wanted or not (ref.changed or ctx.widened):
+            continue
+        role = _ROLE_WORDS.get(ref.role, ref.role.value)
+        out.append(
+            ctx.finding(
+                "handler-unresolved",
+                title=f"`{ref.text}` runs as a {role}, but its code was not found",
+                message=(
+                    f"`{ref.text}` at {ref.path}:{ref.line} is handed to `{strip_call_marks(ref.combinator)}` as its "
+                    f"{role}, but it is a name the reviewer cannot follow (a parameter, or a property of a value "
+                    f"known only at run time), so {unchecked} inside it were not checked. Check it by hand, or "
+                    "pass a function or `const` the reviewer can resolve."
+                ),
+                location=loc(ref.path, ref.line, ref.end_line),
+                anchor=f"{ref.text}:{ref.combinator}:{ref.role.value}",
+            )
+        )
+    return out

@@ -77,6 +77,31 @@ def parse_error_check(family_id: str, title: str, summary: str, why: str) -> Che
     )
 
 
+def handler_unresolved_check(family_id: str, unchecked: str) -> CheckSpec:
+    """The `consider` note a family gives for a handler passed by a name the model cannot follow.
+
+    A role (failure handler, finalizer) comes from where code is passed; when
+    the name passed is a parameter or a runtime property, the code that runs
+    in that role is unknown, so what the family checks there was not checked.
+    """
+    return CheckSpec(
+        id=f"{family_id}/handler-unresolved",
+        severity=Severity.CONSIDER,
+        title="Handler passed by a name the reviewer cannot follow",
+        summary=(
+            "A changed call hands a failure handler or finalizer over by a name the model cannot resolve "
+            f"(a parameter, a property of a runtime object), so {unchecked} inside it were not checked."
+        ),
+        why=(
+            "Never green by silence: the code a combinator runs as its handler or finalizer is exactly where "
+            f"{unchecked} matter, and a name whose value is only known at run time hides it. The note names the "
+            "call so a reviewer can check the handler by hand."
+        ),
+        bad="export const guarded = (work, cleanup) => work.pipe(Effect.ensuring(cleanup))   // cleanup: a parameter",
+        good="work.pipe(Effect.ensuring(SessionExecutionClaim.release(db, claim)))   // or a const/function the reviewer resolves",
+    )
+
+
 # ------------------------------------------------------------------ options
 
 

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Sequence
 
 from reviewer.report.model import Finding, Severity
 from reviewer.engine.api import Family, Options, Outcome
-from reviewer.typescript import Module
+from reviewer.typescript import Module, Role
 
 from reviewer.rules import _effect as fx
 from reviewer.rules.lease_renewal.interrupt import check_interrupt_commit
@@ -82,6 +82,9 @@ def run(ctx: "ReviewContext") -> Outcome:
     check_release_sites(scan)
     check_lost(scan)
     check_loops(scan)
+    scan.findings.extend(
+        fx.unresolved_handler_findings(ctx, program, relevant, (Role.FINALIZER, Role.FAILURE_HANDLER), "claim releases")
+    )
     scan.findings.extend(
         fx.parse_error_findings(
             ctx,

@@ -6,7 +6,7 @@ What `reviewer rules`, `--explain`, configuration and docs/rules read.
 from __future__ import annotations
 
 from reviewer.report.model import Severity
-from reviewer.engine.api import CheckSpec, Kind, Option, parse_error_check
+from reviewer.engine.api import CheckSpec, Kind, Option, handler_unresolved_check, parse_error_check
 
 
 FAMILY_ID = "lease-renewal"
@@ -296,6 +296,7 @@ CHECKS: tuple[CheckSpec, ...] = (
         bad="Effect.repeat(SessionExecutionClaim.renew(db, claim), makeSchedule(config))  // period known only at run time",
         good="Effect.repeat(SessionExecutionClaim.renew(db, claim), Schedule.spaced(Duration.millis(SESSION_EXECUTION_LEASE_MS / 3)))",
     ),
+    handler_unresolved_check(FAMILY_ID, "claim releases"),
     parse_error_check(
         FAMILY_ID,
         title="Unparsed code in a file with claim handling",
