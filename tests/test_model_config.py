@@ -79,6 +79,8 @@ def test_the_wrong_argument_is_not_the_finalizer(tmp_path: Path) -> None:
         ('[model]\nforks = "Effect.fork"\n', "[model] forks must be a list of names"),
         ('[model]\nfork = ["Effect.fork"]\n', "[model] has no key fork"),
         ("model = 3\n", "model must be a table"),
+        ("[model]\nmax_hops = 0\n", "[model] max_hops must be an integer from 1 to 32"),
+        ("[model]\nmax_hops = true\n", "[model] max_hops must be an integer from 1 to 32"),
     ],
 )
 def test_a_bad_model_table_is_a_one_line_error(text: str, message: str) -> None:
@@ -87,6 +89,29 @@ def test_a_bad_model_table_is_a_one_line_error(text: str, message: str) -> None:
     with pytest.raises(ReviewerError) as err:
         build_config(tomllib.loads(text), discover(), "reviewer.toml")
     assert message in str(err.value) and "\n" not in str(err.value)
+
+
+def test_max_hops_bounds_how_far_a_factory_is_followed(tmp_path: Path) -> None:
+    """`a.b.release()` through two factories resolves with the default, not with max_hops = 1."""
+    from reviewer.typescript import Program, RoleTable, DEFAULT_ROLES
+
+    files = {
+        "f.ts": "export const inner = (db: any) => ({ release: (c: any) => Claim.release(db, c) })\n"
+        "export const outer = (db: any) => ({ b: inner(db) })\n",
+        "a.ts": 'import { outer } from "./f"\n'
+        "export const go = (db: any, c: any) => { const a = outer(db); a.b.release(c) }\n",
+    }
+
+    def reached(hops: int) -> list[str]:
+        roles = RoleTable(DEFAULT_ROLES.failure_handlers, DEFAULT_ROLES.finalizers, DEFAULT_ROLES.forks,
+                          DEFAULT_ROLES.commit_hooks, DEFAULT_ROLES.failure_cases, max_hops=hops)
+        program = Program(files.get, roles=roles)
+        go = program.function("a.ts", "go")
+        # paths through the member call only (entering `outer(db)` reaches the release too)
+        return [path[-1].callee for path in program.reaches(go, "Claim.release") if path[0].callee == "a.b.release"]
+
+    assert reached(6) == ["Claim.release"]
+    assert reached(1) == []
 
 
 def test_the_configuration_guide_lists_the_default_role_table() -> None:

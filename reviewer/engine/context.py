@@ -67,6 +67,7 @@ def role_table(model: Mapping[str, Any]) -> "RoleTable":
         forks=frozenset(model.get("forks", DEFAULT_ROLES.forks)),
         commit_hooks=frozenset(model.get("commit_hooks", DEFAULT_ROLES.commit_hooks)),
         failure_cases=frozenset(model.get("failure_cases", DEFAULT_ROLES.failure_cases)),
+        max_hops=model.get("max_hops", DEFAULT_ROLES.max_hops),
     )
 
 

@@ -80,6 +80,8 @@ _TABLES = {
 # validated plain data here so reading a configuration never loads the parser.
 MODEL_SELECTORS = ("failure_handlers", "finalizers")  # callee -> which arguments: "all", "last", "values", "<index>"
 MODEL_NAMES = ("forks", "commit_hooks", "failure_cases")  # lists of names
+MODEL_HOPS = "max_hops"  # how far value resolution follows names, factories and returns
+MODEL_MAX_HOPS = 32
 _SELECTOR = re.compile(r"all|last|values|[0-9]{1,3}")
 
 
@@ -178,8 +180,12 @@ def _model(raw: Mapping[str, Any], where: str) -> dict[str, Any]:
             if not isinstance(value, list) or not all(isinstance(v, str) and v and "\0" not in v and "\n" not in v for v in value):
                 raise ReviewerError(f"{where} [model] {key} must be a list of names, got {shown(value)}")
             out[key] = sorted(set(value))
+        elif key == MODEL_HOPS:
+            if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MODEL_MAX_HOPS:
+                raise ReviewerError(f"{where} [model] {key} must be an integer from 1 to {MODEL_MAX_HOPS}, got {shown(value)}")
+            out[key] = value
         else:
-            known = ", ".join(MODEL_SELECTORS + MODEL_NAMES)
+            known = ", ".join(MODEL_SELECTORS + MODEL_NAMES + (MODEL_HOPS,))
             raise ReviewerError(f"{where} [model] has no key {_key(key)!s} (known: {known})")
     return out
 

@@ -27,15 +27,13 @@ if TYPE_CHECKING:
     from reviewer.typescript.module import Module
     from reviewer.typescript.program import Program
 
-# Hops through names, factories and returns before giving up (cycles, absurd chains).
-MAX_HOPS = 6
 _CLASSES = frozenset({"class_declaration", "class", "abstract_class_declaration"})
 
 
 def member_function(program: "Program", module: "Module", at: ts.Node, dotted: str) -> Function | None:
     """The function `dotted` (`x.name`, `this.name`, `a.b.name`) names as seen from `at`, when its root is a value."""
     head, _, rest = dotted.partition(".")
-    if not rest or program._member_depth > MAX_HOPS:
+    if not rest or program._member_depth > program.roles.max_hops:
         return None
     # Resolving a member may resolve others (a factory's callee is itself a
     # member): the depth is the Program's, so mutual recursion ends too.
@@ -61,7 +59,7 @@ def _member_function(program: "Program", module: "Module", at: ts.Node, head: st
 
 def value_member(program: "Program", module: "Module", value: ts.Node, prop: str) -> Function | None:
     """The function member `prop` of the value an expression is (`new C().prop`, `make().prop`)."""
-    if program._member_depth > MAX_HOPS:
+    if program._member_depth > program.roles.max_hops:
         return None
     program._member_depth += 1
     try:
@@ -71,7 +69,7 @@ def value_member(program: "Program", module: "Module", value: ts.Node, prop: str
 
 
 def _member(program: "Program", module: "Module", value: ts.Node | None, props: list[str], hops: int) -> Function | None:
-    if value is None or hops > MAX_HOPS:
+    if value is None or hops > program.roles.max_hops:
         return None
     for value_module, candidate in _shapes(program, module, value, hops):
         found = _own_member(program, value_module, candidate, props[0], hops)
@@ -90,12 +88,12 @@ def _member(program: "Program", module: "Module", value: ts.Node | None, props: 
 
 
 def _shapes(program: "Program", module: "Module", value: ts.Node, hops: int) -> Iterator[tuple["Module", ts.Node]]:
-    """The object literals and classes a value expression may be (at most MAX_HOPS away)."""
+    """The object literals and classes a value expression may be (at most `max_hops` away)."""
     node = sx.strip(value)
     while node is not None and node.type in ("await_expression", "yield_expression"):
         inner = sx.named(node)
         node = sx.strip(inner[0]) if inner else None
-    if node is None or hops > MAX_HOPS:
+    if node is None or hops > program.roles.max_hops:
         return
     kind = node.type
     if kind in ("object", *_CLASSES):
@@ -130,7 +128,7 @@ def _values_of_name(
     program: "Program", module: "Module", at: ts.Node, name: str, hops: int
 ) -> Iterator[tuple["Module", ts.Node]]:
     """What a bare name is bound to: a local `const`, a top-level binding (through imports), or a class."""
-    if hops > MAX_HOPS:
+    if hops > program.roles.max_hops:
         return
     found = program._lookup_scoped(module, name, at)
     if found is not None:

@@ -34,7 +34,7 @@ def _frozen(mapping: Mapping[str, str]) -> Mapping[str, str]:
 
 @dataclass(frozen=True)
 class RoleTable:
-    """Which callees/properties open a handler region, and over which arguments.
+    """Which callees/properties open a handler region, and over which arguments; and how far values are followed.
 
     Selectors: "all" (every argument), "last", a decimal index ("0", "1", ...),
     or "values" (the property values of an object-literal argument, as in
@@ -50,6 +50,9 @@ class RoleTable:
     # `case "provider-error":` branches are failure paths too (DESIGN.md); kept
     # separate from callees because they are string labels, not names.
     failure_cases: frozenset[str] = field(default_factory=frozenset)
+    # How many names, factory calls and returns value resolution follows before
+    # it gives up (members.py); bounds the work on generated or cyclic code.
+    max_hops: int = 6
 
     def __post_init__(self) -> None:
         # Callers may hand in plain dicts/sets (e.g. from TOML); freeze them so a
@@ -73,6 +76,7 @@ class RoleTable:
                 self.forks,
                 self.commit_hooks,
                 self.failure_cases,
+                self.max_hops,
             )
         )
 
