@@ -172,3 +172,19 @@ def test_const_aliases_name_calls_like_what_they_alias() -> None:
         "conn.select",  # a parameter's property is a runtime value, not a name
         "Claims.release",  # the parameter hides the alias
     ]
+
+
+def test_a_parameter_passed_as_a_handler_is_what_its_call_sites_pass() -> None:
+    files = {
+        "g.ts": 'import { Effect } from "effect"\n'
+        "export const guarded = (work: any, cleanup: any) => work.pipe(Effect.ensuring(cleanup))\n"
+        "export const opaque = (work: any, cleanup: any) => work.pipe(Effect.ensuring(cleanup))\n",
+        "a.ts": 'import { guarded, opaque } from "./g"\n'
+        "export const go = (db: any, c: any) => guarded(run, Claim.release(db, c))\n"
+        "export const passOn = (work: any, fin: any) => opaque(work, fin)\n",
+    }
+    program = Program(files.get, changed_lines={"a.ts": [1], "g.ts": [1]})
+    calls = {c.callee: c for c in program.module("a.ts").calls()}
+    assert calls["Claim.release"].roles == (Role.FINALIZER,)
+    # `opaque` is called with a parameter of its caller, which nobody calls: not followed
+    assert [(u.text, u.line) for u in program.unresolved_references("g.ts")] == [("cleanup", 3)]

@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Iterator
 import tree_sitter as ts
 
 from reviewer.typescript import syntax as sx
-from reviewer.typescript.expressions import Expr, Function
+from reviewer.typescript.expressions import Call, Expr, Function
 from reviewer.typescript.members import returns
 from reviewer.typescript.parse import node_lines
 from reviewer.typescript.roles import Role
@@ -72,6 +72,7 @@ class PassedRoles:
         self._shared: dict[str, list[_Region]] | None = None
         self._own: dict[str, tuple[_Region, ...]] = {}
         self._unresolved: dict[str, tuple[Unresolved, ...]] = {}
+        self._by_method: dict[str, list[Call]] | None = None
 
     def extra(self, path: str, node: ts.Node) -> tuple[Role, ...]:
         """Roles a node of `path` runs in by reference, innermost first."""
@@ -83,6 +84,21 @@ class PassedRoles:
         for region in regions:
             out.extend(role for role in region.roles if role not in out)
         return tuple(out)
+
+    def calls_named(self, method: str, path: str) -> list[Call]:
+        """Calls whose callee's last segment is `method`, in the changed files and in `path`, by path."""
+        if self._by_method is None:
+            table: dict[str, list[Call]] = {}
+            for changed in sorted(self._program.changed_lines):
+                module = self._program.module(changed)
+                for call in module.calls() if module is not None else ():
+                    table.setdefault(call.method, []).append(call)
+            self._by_method = table
+        out = list(self._by_method.get(method, ()))
+        if path not in self._program.changed_lines:
+            module = self._program.module(path)
+            out += [c for c in module.calls() if c.method == method] if module is not None else []
+        return out
 
     def unresolved(self, path: str) -> tuple[Unresolved, ...]:
         """References passed to role combinators in `path` that could not be followed."""
@@ -131,13 +147,16 @@ class PassedRoles:
         """The regions `ref` gives; None when it names user code the model cannot follow."""
         around = ref.call.local_roles if ref.call is not None else ()
         roles = (ref.role, *(r for r in around if r is not ref.role))
-        targets = _targets(self._program, module, ref.node)
+        targets = _targets(self._program, module, ref.node, 0)
         if targets is None:
             return None
         return [_Region(target._module.path, target._node.start_byte, target._node.end_byte, roles) for target in targets]
 
 
-def _targets(program: "Program", module: "Module", node: ts.Node) -> list[Expr] | None:
+def _targets(program: "Program", module: "Module", node: ts.Node, hops: int) -> list[Expr] | None:
+    """The code a reference passed to a combinator stands for; None when it is user code not followed."""
+    if hops > program.roles.max_hops:
+        return None
     expr = module.index.expr(node)
     if node.type == "call_expression":
         # Written inline, a call's own code already carries the role; what is
@@ -145,6 +164,8 @@ def _targets(program: "Program", module: "Module", node: ts.Node) -> list[Expr] 
         callee = sx.field(node, "function")
         fn = program.function_of(module.index.expr(callee)) if callee is not None else None
         return [r.expr for r in returned_functions(fn)] if fn is not None else []
+    if node.type in ("arrow_function", "function_expression", "object", "array"):
+        return [expr]  # an argument written inline at a call site (see _arguments)
     fn = program.function_of(expr)
     if fn is not None:
         return [fn.expr]
@@ -152,9 +173,62 @@ def _targets(program: "Program", module: "Module", node: ts.Node) -> list[Expr] 
     if value is not None:
         inner = sx.strip(value._node)
         if inner is not None and inner.type == "call_expression":
-            return [value, *(_targets(program, value._module, inner) or ())]
+            return [value, *(_targets(program, value._module, inner, hops + 1) or ())]
         return [value]
+    passed = _arguments(program, module, node, hops)
+    if passed is not None:
+        return passed
     return None if _user_code(program, module, node) else []
+
+
+def _arguments(program: "Program", module: "Module", node: ts.Node, hops: int) -> list[Expr] | None:
+    """For a parameter of a named function: what its call sites (in the file and the changed files) pass.
+
+    `const guarded = (work, cleanup) => work.pipe(Effect.ensuring(cleanup))`
+    called as `guarded(run, Claim.release(db, c))` hands that release over as
+    the finalizer. None when the name is no parameter, the function has no
+    call site read here, or one of them passes what cannot be followed.
+    """
+    if node.type != "identifier":
+        return None
+    name = sx.text(node)
+    fn = module.index.enclosing_function(node)
+    while fn is not None and name not in fn.params:
+        if name in module.index._bound.get(fn._node.id, ()):
+            return None  # a local variable that is not a const: its value is not written once
+        fn = fn.parent
+    if fn is None or not fn.name:
+        return None
+    position = fn.params.index(name)
+    out: list[Expr] = []
+    sites = 0
+    for call in _call_sites(program, fn):
+        args = call.args
+        if position >= len(args) or any(a.kind == "spread_element" for a in args[: position + 1]):
+            return None
+        arg = args[position]
+        inner = sx.strip(arg._node)
+        if inner is None:
+            return None
+        found = _targets(program, arg._module, inner, hops + 1)
+        if found is None:
+            return None
+        sites += 1
+        out.append(arg)  # the argument's own calls run in the role too
+        out.extend(found)
+    return out if sites else None
+
+
+def _call_sites(program: "Program", fn: Function) -> list[Call]:
+    """Calls of `fn` by its name in its own file and in the changed files."""
+    key = (fn.path, fn._node.start_byte)
+    out: list[Call] = []
+    for call in program._passed.calls_named(fn.name or "", fn.path):
+        callee = call.callee_expr
+        found = program.function_of(callee) if callee is not None else None
+        if found is not None and (found.path, found._node.start_byte) == key:
+            out.append(call)
+    return out
 
 
 def returned_functions(fn: Function) -> Iterator[Function]:
