@@ -423,8 +423,10 @@ class Program:
     def duration_ms(self, expr: Expr) -> float | None:
         """The milliseconds an Effect DurationInput expression stands for, or None when it does not fold.
 
-        Numbers (ms), bigints (ns), `"5 seconds"`, `Duration.seconds(5)` and friends, `Duration.infinity`,
-        `Schedule.spaced/fixed/windowed(d)`; constants are followed like `fold`.
+        Numbers (ms), bigints (ns), `"5 seconds"`, `Duration.seconds(5)` and friends, `Duration.infinity`;
+        for a schedule, the longest delay it can leave between two runs: `Schedule.spaced/fixed(d)`,
+        combinators (`union`, `intersect`, `jittered`, `exponential` (unbounded) …) and `.pipe`/`pipe`
+        stages, as values.py's docstring lists; constants are followed like `fold`.
         """
         return self._folder.duration_ms(expr._module, expr._node)
 

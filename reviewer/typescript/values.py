@@ -1,15 +1,50 @@
-"""Constant folding and Effect durations.
+"""Constant folding, Effect durations and the period of Effect schedules.
 
 Only what is decidable from source is folded: literals, arithmetic, string
 concatenation, a few `Math` functions and constants reached through imports.
 Anything else is None, never a guess.
+
+A schedule folds to its *pace*: the longest delay it can put between two
+recurrences (an upper bound, what a heartbeat must stay under) and whether it
+may stop. The semantics follow Effect's own implementation
+(Effect-TS/effect `packages/effect/src/internal/schedule.ts`, Effect 3; the
+Effect 4 `Schedule.min`/`Schedule.max` from Effect-TS/effect-smol
+`packages/effect/src/Schedule.ts`) and the Schedule Combinators guide on
+effect.website:
+
+- `spaced(d)`, `fixed(d)`, `windowed(d)`: at most `d` (`fixed`/`windowed`
+  only ever shorten the wait to catch up); never stop. `fromDelay(d)` and
+  `fromDelays(d, ..)` wait at most their largest delay, then stop.
+- `forever`: delay 0, never stops; `recurs(n)`, `once`, `stop`: delay 0, stop.
+- `exponential(base[, factor])`, `fibonacci(one)`, `linear(base)`: delays grow
+  without bound (`math.inf`) unless the base is 0 or the factor at most 1
+  (then the base is the longest delay); a base that does not fold is None.
+- `union(a, b)` (alias `either`; Effect 4 `min([..])`): recurs while either
+  does, waiting the *shorter* delay; once one side stops the other's delay
+  applies alone, so a side that may stop does not bound the union.
+- `intersect(a, b)`, `zipLeft`, `zipRight`, `zipWith`, `compose` (Effect 4
+  `max([..])`): recur while both do, waiting the *longer* delay.
+- `andThen(a, b)`: `a`'s delays, then `b`'s once `a` stops.
+- `jittered`: Effect scales each delay by a random factor in [0.8, 1.2];
+  the upper bound 1.2x is taken (a late heartbeat is the risk).
+  `jitteredWith(s, {min, max})` the same with its own bounds (0.8/1.2 when
+  absent); bounds that do not fold are None.
+- `upTo`, `whileInput`, `whileOutput`, `untilInput`, `untilOutput`, `check`
+  (and their `Effect` forms), Effect 4 `while`: keep the delay, may stop.
+  `map`, `as`, `asVoid`, `tapInput`, `tapOutput`, `passthrough`, `delays`,
+  `repetitions` and the like keep the delay; `repeatForever` never stops.
+- `addDelay`, `modifyDelay`, `delayed`, `resetWhen` and any other
+  combinator compute delays in functions: None.
+
+Every combinator has its data-first form (`Schedule.union(a, b)`) and its
+data-last form in `a.pipe(Schedule.union(b))` or `pipe(a, Schedule.union(b))`.
 """
 
 from __future__ import annotations
 
 import math
 import re
-from typing import TYPE_CHECKING, Callable, Union
+from typing import TYPE_CHECKING, Callable, NamedTuple, Union
 
 import tree_sitter as ts
 
@@ -48,9 +83,7 @@ _DURATION_CONSTRUCTORS = {
     "weeks": "week",
 }
 # Calls whose duration is their first argument's.
-_DURATION_PASSTHROUGH = frozenset(
-    {"Schedule.spaced", "Schedule.fixed", "Duration.decode", "Duration.fromInput", "Schedule.windowed"}
-)
+_DURATION_PASSTHROUGH = frozenset({"Duration.decode", "Duration.fromInput", "Duration.fromInputUnsafe"})
 _MATH = {
     "Math.floor": math.floor,
     "Math.ceil": math.ceil,
@@ -59,6 +92,59 @@ _MATH = {
     "Math.abs": abs,
 }
 _MAX_DEPTH = 24
+
+
+class Pace(NamedTuple):
+    """How a schedule recurs: the longest delay between recurrences (ms) and whether it may stop."""
+
+    delay: float
+    stops: bool
+
+
+# Schedules written as values.
+_SCHEDULE_VALUES = {
+    "Schedule.forever": Pace(0.0, False),
+    "Schedule.once": Pace(0.0, True),
+    "Schedule.stop": Pace(0.0, True),
+}
+# Constructors whose one argument is the delay they wait, and whether they stop.
+_CONSTANT_DELAY = {
+    "Schedule.spaced": False,
+    "Schedule.fixed": False,
+    "Schedule.windowed": False,
+    "Schedule.fromDelay": True,
+}
+# Constructors whose delays grow from their first argument.
+_GROWING = frozenset({"Schedule.exponential", "Schedule.fibonacci", "Schedule.linear"})
+# What a combinator does to the pace of the schedule it is applied to.
+_KEEP, _MAY_STOP, _NEVER_STOPS, _JITTER, _JITTER_WITH, _UNION, _INTERSECT, _AND_THEN = range(8)
+_KEEPERS_1 = ("passthrough", "asVoid", "repetitions", "delays", "collectAllOutputs")
+_KEEPERS_2 = (
+    "map", "mapEffect", "as", "tap", "tapInput", "tapOutput", "mapInput", "mapInputEffect",
+    "mapInputContext", "onDecision", "ensuring", "provideContext",
+)  # fmt: skip
+_FILTERS = (
+    "upTo", "while", "check", "checkEffect", "whileInput", "whileInputEffect", "whileOutput",
+    "whileOutputEffect", "untilInput", "untilInputEffect", "untilOutput", "untilOutputEffect",
+)  # fmt: skip
+# Each with its data-first arity: Effect's `dual` makes the call with one argument
+# fewer the data-last operator that `.pipe(..)` applies.
+_COMBINATORS: dict[str, tuple[int, int]] = {
+    **{f"Schedule.{name}": (_KEEP, 1) for name in _KEEPERS_1},
+    **{f"Schedule.{name}": (_KEEP, 2) for name in _KEEPERS_2},
+    "Schedule.provideService": (_KEEP, 3),
+    **{f"Schedule.{name}": (_MAY_STOP, 2) for name in _FILTERS},
+    "Schedule.repeatForever": (_NEVER_STOPS, 1),
+    "Schedule.jittered": (_JITTER, 1),
+    "Schedule.jitteredWith": (_JITTER_WITH, 2),
+    "Schedule.union": (_UNION, 2),
+    "Schedule.either": (_UNION, 2),
+    **{f"Schedule.{name}": (_INTERSECT, 2) for name in ("intersect", "zipLeft", "zipRight", "compose")},
+    "Schedule.zipWith": (_INTERSECT, 3),
+    "Schedule.andThen": (_AND_THEN, 2),
+}
+# Effect's default jitter bounds (`jitteredWith(self, { min: 0.8, max: 1.2 })`).
+_JITTER_MIN, _JITTER_MAX = 0.8, 1.2
 
 
 def parse_duration_string(value: str) -> float | None:
@@ -71,10 +157,15 @@ def parse_duration_string(value: str) -> float | None:
 
 
 class Folder:
-    """Folds expressions of one Program; `lookup` follows identifiers across files."""
+    """Folds expressions of one Program; `lookup` follows identifiers across files.
+
+    Every fold is bounded by _MAX_DEPTH steps (a step is a reference followed or an
+    operand entered), which also ends cycles (`const a = Schedule.union(a, b)`).
+    """
 
     def __init__(self, lookup: Lookup) -> None:
         self._lookup = lookup
+        self._paces: dict[tuple[str, int, int, str, int], Pace | None] = {}
 
     # -- plain values ---------------------------------------------------------
     def value(self, module: "Module", node: ts.Node | None, depth: int = 0) -> Value | None:
@@ -204,6 +295,7 @@ class Folder:
 
     # -- durations --------------------------------------------------------------
     def duration_ms(self, module: "Module", node: ts.Node | None, depth: int = 0) -> float | None:
+        """The milliseconds a DurationInput stands for; for a schedule, the longest delay between its recurrences."""
         node = sx.strip(node)
         if node is None or depth > _MAX_DEPTH:
             return None
@@ -211,8 +303,12 @@ class Folder:
         if kind == "number" and sx.text(node).endswith("n"):
             nanos = sx.number_literal(sx.text(node))  # bigint DurationInput is nanoseconds
             return nanos * 1e-6 if nanos is not None else None
-        if kind == "member_expression" and sx.dotted_path(node) == "Duration.infinity":
-            return math.inf
+        if kind == "member_expression":
+            if sx.dotted_path(node) == "Duration.infinity":
+                return math.inf
+            named = _SCHEDULE_VALUES.get(cx.qualified_name(module, node) or "")
+            if named is not None:
+                return named.delay
         if kind in ("identifier", "member_expression", "subscript_expression"):
             found = self._reference(module, node, depth, self.duration_ms)
             return found if isinstance(found, float) else None
@@ -227,12 +323,201 @@ class Folder:
                 return None
             if callee in _DURATION_PASSTHROUGH and args:
                 return self.duration_ms(module, args[0], depth + 1)
+            pace = self.pace(module, node, depth)
+            if pace is not None:
+                return pace.delay
         value = self.value(module, node, depth)
         if isinstance(value, bool) or value is None:
             return None
         if isinstance(value, str):
             return parse_duration_string(value)
         return float(value)
+
+    # -- schedules --------------------------------------------------------------
+    def pace(self, module: "Module", node: ts.Node | None, depth: int = 0) -> Pace | None:
+        """How the schedule `node` denotes recurs (see the module docstring), or None when undecidable."""
+        node = sx.strip(node)
+        if node is None or depth > _MAX_DEPTH:
+            return None
+        # Keyed by depth too, so an answer cut short by the bound is never reused higher up;
+        # a schedule built from the same binding twice per level stays linear, not exponential.
+        key = (module.path, node.start_byte, node.end_byte, node.type, depth)
+        if key not in self._paces:
+            self._paces[key] = self._pace(module, node, depth)
+        return self._paces[key]
+
+    def _pace(self, module: "Module", node: ts.Node, depth: int) -> Pace | None:
+        kind = node.type
+        if kind in ("identifier", "member_expression", "subscript_expression"):
+            named = _SCHEDULE_VALUES.get(cx.qualified_name(module, node) or "")
+            if named is not None:
+                return named
+            found = self._reference(module, node, depth, self.pace)
+            return found if isinstance(found, Pace) else None
+        if kind != "call_expression":
+            return None
+        args = cx.arguments(node)
+        stages = self._pipeline(module, node, args)
+        if stages is not None:
+            if not stages:
+                return None
+            pace = self.pace(module, stages[0], depth + 1)
+            for stage in stages[1:]:
+                if pace is None:
+                    return None
+                pace = self._stage(module, stage, pace, depth + 1)
+            return pace
+        callee = cx.qualified_name(module, sx.field(node, "function")) or ""
+        if callee in _CONSTANT_DELAY and len(args) == 1:
+            delay = self._delay(module, args[0], depth + 1)
+            return Pace(delay, _CONSTANT_DELAY[callee]) if delay is not None else None
+        if callee == "Schedule.fromDelays" and args:
+            delays = [d for d in (self._delay(module, a, depth + 1) for a in args) if d is not None]
+            return Pace(max(delays), True) if len(delays) == len(args) else None
+        if callee in _GROWING and args:
+            return self._growing(module, callee, args, depth + 1)
+        if callee == "Schedule.recurs" and len(args) == 1:
+            return Pace(0.0, True)  # the count does not change the (zero) delay
+        if callee in ("Schedule.min", "Schedule.max") and len(args) == 1:
+            return self._many(module, callee, args[0], depth + 1)
+        combinator = _COMBINATORS.get(callee)
+        if combinator is None or len(args) != combinator[1]:
+            return None
+        base = self.pace(module, args[0], depth + 1)
+        return self._apply(module, combinator[0], base, args[1:], depth + 1) if base is not None else None
+
+    def _pipeline(self, module: "Module", call: ts.Node, args: list[ts.Node]) -> list[ts.Node] | None:
+        """`[value, stage, ..]` of `value.pipe(stage, ..)` or `pipe(value, stage, ..)`; None for other calls."""
+        callee = sx.strip(sx.field(call, "function"))
+        if callee is None:
+            return None
+        if callee.type == "identifier":
+            # Only Effect's `pipe`: a function of the project named `pipe` may do anything.
+            imported = module.imports.get(sx.text(callee))
+            if imported is None or imported.imported != "pipe" or imported.specifier.split("/", 1)[0] != "effect":
+                return None
+            return args
+        if callee.type != "member_expression" or sx.text(sx.field(callee, "property") or callee) != "pipe":
+            return None
+        if cx.qualified_name(module, callee) == "Function.pipe":
+            return args  # `Function.pipe(value, ..)`, not a `.pipe` method
+        receiver = sx.field(callee, "object")
+        return [receiver, *args] if receiver is not None else []
+
+    def _stage(self, module: "Module", stage: ts.Node, pace: Pace, depth: int) -> Pace | None:
+        """One data-last operator of a pipe applied to the pace so far."""
+        stage_node = sx.strip(stage)
+        if stage_node is None:
+            return None
+        if stage_node.type == "call_expression":
+            name = cx.qualified_name(module, sx.field(stage_node, "function")) or ""
+            rest = cx.arguments(stage_node)
+        else:
+            name, rest = cx.qualified_name(module, stage_node) or "", []
+        combinator = _COMBINATORS.get(name)
+        if combinator is None or len(rest) != combinator[1] - 1:
+            return None  # an arrow function, an unknown operator or a data-first call used as a stage
+        return self._apply(module, combinator[0], pace, rest, depth)
+
+    def _apply(self, module: "Module", kind: int, base: Pace, rest: list[ts.Node], depth: int) -> Pace | None:
+        """A combinator of `kind` applied to `base`; `rest` are its other arguments (data-first order)."""
+        if kind == _KEEP:
+            return base
+        if kind == _MAY_STOP:
+            return Pace(base.delay, True)
+        if kind == _NEVER_STOPS:
+            return Pace(base.delay, False)
+        if kind == _JITTER:
+            return Pace(base.delay * _JITTER_MAX, base.stops)
+        if kind == _JITTER_WITH:
+            factor = self._jitter_bound(module, rest[0], depth)
+            return Pace(base.delay * factor, base.stops) if factor is not None else None
+        other = self.pace(module, rest[0], depth)
+        if other is None:
+            return None
+        if kind == _UNION:
+            return _union(base, other)
+        if kind == _INTERSECT:
+            return _intersect(base, other)
+        # andThen: `base` runs first; `other` only matters once it stops.
+        if not base.stops:
+            return base
+        return Pace(max(base.delay, other.delay), other.stops)
+
+    def _jitter_bound(self, module: "Module", options: ts.Node, depth: int) -> float | None:
+        """The largest factor `jitteredWith(options)` scales a delay by (Effect's 0.8/1.2 for a bound not
+        written); None when the options are not an object literal or a bound written does not fold."""
+        node = sx.strip(options)
+        while node is not None and node.type == "identifier" and depth <= _MAX_DEPTH:
+            found = self._lookup(module, sx.text(node), node)
+            if found is None or found[1] == node:
+                return None
+            module, node, depth = found[0], sx.strip(found[1]), depth + 1
+        if node is None or node.type != "object":
+            return None
+        bounds = {"min": _JITTER_MIN, "max": _JITTER_MAX}
+        for member in sx.named(node):
+            if member.type != "pair":
+                return None  # a spread or shorthand could set either bound
+            key_node = sx.field(member, "key")
+            key = sx.string_value(key_node) if key_node is not None and key_node.type == "string" else None
+            key = key if key is not None else sx.text(key_node or member)
+            value = self.value(module, sx.field(member, "value"), depth + 1)
+            if key not in bounds or not isinstance(value, (int, float)) or isinstance(value, bool):
+                return None
+            bounds[key] = float(value)
+        factor = max(bounds["min"], bounds["max"])  # Effect interpolates between them in either order
+        return factor if factor >= 0 else None
+
+    def _delay(self, module: "Module", node: ts.Node, depth: int) -> float | None:
+        delay = self.duration_ms(module, node, depth)
+        return delay if delay is not None and delay >= 0 else None
+
+    def _growing(self, module: "Module", callee: str, args: list[ts.Node], depth: int) -> Pace | None:
+        """exponential/fibonacci/linear: unbounded delays unless they never grow."""
+        base = self._delay(module, args[0], depth)
+        if base is None:
+            return None
+        if base == 0:
+            return Pace(0.0, False)
+        if callee != "Schedule.exponential" or len(args) == 1:
+            return Pace(math.inf, False)
+        factor = self.value(module, args[1], depth)
+        if not isinstance(factor, (int, float)) or isinstance(factor, bool) or factor < 0:
+            return None
+        # base * factor ** n: the first delay is the longest unless the factor grows it.
+        return Pace(math.inf if factor > 1 else base, False)
+
+    def _many(self, module: "Module", callee: str, array: ts.Node, depth: int) -> Pace | None:
+        """Effect 4 `Schedule.min([..])` (a union) and `Schedule.max([..])` (an intersection)."""
+        node = sx.strip(array)
+        elements = sx.named(node) if node is not None and node.type == "array" else []
+        if not elements or any(e.type == "spread_element" for e in elements):
+            return None
+        combine = _union if callee == "Schedule.min" else _intersect
+        result = self.pace(module, elements[0], depth)
+        for element in elements[1:]:
+            pace = self.pace(module, element, depth) if result is not None else None
+            if pace is None:
+                return None
+            result = combine(result, pace)
+        return result
+
+
+def _union(left: Pace, right: Pace) -> Pace:
+    """Recurs while either does at the shorter delay; a side that stops leaves the other alone."""
+    if left.stops and right.stops:
+        return Pace(max(left.delay, right.delay), True)
+    if left.stops:
+        return right
+    if right.stops:
+        return left
+    return Pace(min(left.delay, right.delay), False)
+
+
+def _intersect(left: Pace, right: Pace) -> Pace:
+    """Recurs while both do, at the longer delay."""
+    return Pace(max(left.delay, right.delay), left.stops or right.stops)
 
 
 def _js_string(value: Value) -> str:

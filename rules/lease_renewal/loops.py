@@ -6,6 +6,7 @@ forked one is joined, and compares its period with the lease constant.
 
 from __future__ import annotations
 
+import math
 from typing import Iterable
 
 from reviewer.engine import globs
@@ -223,6 +224,8 @@ def _find_lease_locations(scan: Scan) -> list[Location]:
 
 
 def _ms(value: float) -> str:
+    if math.isinf(value):
+        return "an unbounded delay (it grows without limit)"
     return f"{value / 1000:g} s" if value >= 1000 else f"{value:g} ms"
 
 
@@ -232,7 +235,11 @@ def _period_finding(scan: Scan, loop: Loop, period: float, lease: float, source:
     fraction = scan.opts.max_period_fraction
     return scan.ctx.finding(
         "renewal-period",
-        title=f"Heartbeat every {_ms(period)} against a {_ms(lease)} lease",
+        title=(
+            f"Heartbeat every {_ms(period)} against a {_ms(lease)} lease"
+            if not math.isinf(period)
+            else f"Heartbeat backs off without limit against a {_ms(lease)} lease"
+        ),
         message=(
             f"The renewal loop at {loop.path}:{loop.line} renews `{loop.renew.callee}` every {_ms(period)} "
             f"(`{schedule.normalized}`), but {source}: the period must stay below {fraction:g} of the lease "
