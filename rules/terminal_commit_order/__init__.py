@@ -8,8 +8,9 @@ tool settlement on the same path; and recovery must not drop a `safe` claim
 without reconciling tools, since a crash can land between the two.
 
 This package: the declarations (`spec`), the per-run state (`scan`), one
-module per check (`failure`, `tools`, `recovery`), and here the run: which
-changed files are relevant, their parse errors, and the summary.
+module per check (`failure`, `tools`, `recovery`), what they share about
+failure handlers and the helpers that commit terminals (`handlers`), and here
+the run: which changed files are relevant, their parse errors, and the summary.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from typing import TYPE_CHECKING
 from reviewer.engine import globs
 from reviewer.report.model import Severity
 from reviewer.engine.api import Family, Options, Outcome
-from reviewer.typescript import Module
+from reviewer.typescript import Module, Role
 
 from reviewer.rules import _effect as fx
 from reviewer.rules.terminal_commit_order.failure import check_success_after_failure
@@ -99,6 +100,9 @@ def run(ctx: "ReviewContext") -> Outcome:
     check_success_after_failure(scan)
     early = check_terminal_before_tools(scan)
     check_recovery(scan, early)
+    scan.findings.extend(
+        fx.unresolved_handler_findings(ctx, program, relevant, (Role.FAILURE_HANDLER,), "terminal publishes")
+    )
     scan.findings.extend(
         fx.parse_error_findings(
             ctx,

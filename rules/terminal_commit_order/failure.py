@@ -2,6 +2,8 @@
 
 A success terminal (Step.Ended, or a named helper that publishes it) must not
 run in a failure branch or handler, nor after a failure terminal on its path.
+A call whose own helper (followed two hops) runs one kind of terminal and never
+the other counts as that terminal, at the call.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from reviewer.report.model import Location
 from reviewer.typescript import Call, Flag, Function, Program, Role, flags_set, guards, jumps_past, switched_off
 
 from reviewer.rules import _effect as fx
+from reviewer.rules.terminal_commit_order.handlers import helper_paths, runs_in, terminal_names
 from reviewer.rules.terminal_commit_order.scan import Scan, in_scope
 
 
@@ -35,13 +38,15 @@ def _events(scan: Scan) -> list[tuple[Call, str]]:
     return scan.events
 
 
-def _helpers(publishes: Iterable[Call], other: Iterable[Call]) -> dict[str, Function]:
-    """Named functions that publish one kind of terminal (and never the other): `endAssistant`."""
+def _helpers(scan: Scan, publishes: Iterable[Call], other: Iterable[Call]) -> dict[str, Function]:
+    """Named functions that publish one kind of terminal (and never the other) when called:
+    `endAssistant`; not `endWith = (finish) => (cause) => publish(..)`, which only builds the
+    function that publishes."""
     other_fns = {id(fx.outer_named(c.enclosing, ("commit",))) for c in other}
     out: dict[str, Function] = {}
     for call in publishes:
         fn = fx.outer_named(call.enclosing, ("commit",))
-        if fn is not None and fn.name and id(fn) not in other_fns:
+        if fn is not None and fn.name and id(fn) not in other_fns and runs_in(scan, call, fn):
             out.setdefault(fn.name, fn)
     return out
 
@@ -62,15 +67,27 @@ def check_success_after_failure(scan: Scan) -> None:
     opts = scan.opts
     successes = _publishes(scan, opts.success_events)
     failures = _publishes(scan, opts.failure_events)
-    success_helpers = _helpers(successes, failures)
-    failure_helpers = _helpers(failures, successes)
+    success_helpers = _helpers(scan, successes, failures)
+    failure_helpers = _helpers(scan, failures, successes)
     success_sites = _sites(scan, successes, success_helpers)
     failure_sites = _sites(scan, failures, failure_helpers)
+    # Calls whose own helper runs one terminal and never the other (`yield* wrapUp()` -> endAssistant).
+    via: dict[int, tuple[Call, ...]] = {}
+    named = terminal_names(scan, [*success_sites, *failure_sites])
+    reached_failures = _reached(scan, failure_sites, success_sites, named, via)
+    reached_successes = _reached(scan, success_sites, failure_sites, named, via)
+    failure_sites = fx.in_key_order([*failure_sites, *reached_failures])
     # `Call.precedes` only holds between calls of one enclosing function: asking it of
     # every failure for every success was quadratic in the size of the change.
     failures_by_fn: dict[tuple[str, int], list[Call]] = {}
     for failure in failure_sites:
         failures_by_fn.setdefault(_fn_key(failure), []).append(failure)
+    # A success through a helper is looked at only on a failure path: elsewhere it is the helper's
+    # own success terminal that is checked.
+    success_sites = fx.in_key_order([
+        *success_sites,
+        *(c for c in reached_successes if _failure_path(scan, c) or _fn_key(c) in failures_by_fn),
+    ])
     inside = _publishes_inside(failures, failure_helpers)
     checked = 0
     for site in success_sites:
@@ -80,11 +97,11 @@ def check_success_after_failure(scan: Scan) -> None:
         reason, related = _after_failure(scan, site, failures_by_fn.get(_fn_key(site), []), inside, failure_helpers)
         if reason is None:
             continue
-        what = _what(site, success_helpers)
+        what = f"`{site.callee_text}` (Step.Ended)" if id(site) in via else _what(site, success_helpers)
         # The success's own guards are evidence too: a patch that only flips the condition
         # `Step.Ended` runs under makes the violation there. (The failure's guards are not:
         # renaming a variable in them would pull every old violation of the path into scope.)
-        related = related + _guard_locations([site])
+        related = related + _guard_locations([site]) + _via_locations(site, via.get(id(site), ()))
         scan.findings.append(
             scan.ctx.finding(
                 "success-after-failure",
@@ -105,6 +122,41 @@ def check_success_after_failure(scan: Scan) -> None:
             )
         )
     scan.facts.append(f"{checked} changed success terminal(s), none after a failure")
+
+
+def _reached(
+    scan: Scan, sites: Sequence[Call], others: Sequence[Call], named: frozenset[str], via: dict[int, tuple[Call, ...]]
+) -> list[Call]:
+    """Changed calls of `named` functions whose callee, a helper followed two hops, runs one of
+    `sites` and none of `others`: a helper that may end the step either way is not one terminal.
+    Each path to the terminal it runs goes to `via`."""
+    ids = {id(c) for c in sites}
+    other_ids = {id(c) for c in others}
+    targets = sorted({c.callee for c in sites})
+    other_targets = sorted({c.callee for c in others})
+    out: list[Call] = []
+    for call in fx.iter_calls(scan.program, scan.changed):
+        if call.method not in named or id(call) in ids or id(call) in other_ids:
+            continue
+        path = next((p for p in helper_paths(scan, call, targets) if id(p[-1]) in ids), None)
+        if path is None:
+            continue
+        if any(id(p[-1]) in other_ids for p in helper_paths(scan, call, other_targets)):
+            continue
+        via[id(call)] = path
+        out.append(call)
+    return out
+
+
+def _failure_path(scan: Scan, call: Call) -> bool:
+    """In a failure branch or handler, as the model names its regions."""
+    if call.case_label is not None and call.case_label in scan.opts.failure_cases:
+        return True
+    return Role.FAILURE_HANDLER in call.roles
+
+
+def _via_locations(site: Call, path: Sequence[Call]) -> list[Location]:
+    return [fx.call_loc(c, f"`{site.callee_text}` reaches the terminal through `{c.callee_text}` here") for c in path]
 
 
 def _fn_key(call: Call) -> tuple[str, int]:

@@ -12,12 +12,13 @@ from typing import TYPE_CHECKING, Callable
 from reviewer.change.changeset import ChangedFile
 from reviewer.report.model import Finding, Location
 from reviewer.engine.api import Options
-from reviewer.typescript import Atom, Call, Program
+from reviewer.typescript import Atom, Call, Expr, Function, Program
 
 from reviewer.rules import _effect as fx
 
 if TYPE_CHECKING:
     from reviewer.engine.context import ReviewContext
+    from reviewer.rules.terminal_commit_order.handlers import Handling
 
 
 @dataclass
@@ -43,6 +44,21 @@ class Scan:
     # and each function's reconcile calls (filtered once, asked per release).
     phase_world: Callable[[Atom], bool | None] | None = None
     reconcilers: dict[int, list[Call]] = field(default_factory=dict)
+    # Failure handlers (handlers.py): id(handler function) -> (the function, the combinators it is
+    # handed to); whether a handled effect can start tools, by its source position; the names and
+    # callees of the tool machinery.
+    handlers: "dict[int, tuple[Function, list[Handling]]] | None" = None
+    handler_roots: "dict[int, tuple[Function, list[Handling]] | None]" = field(default_factory=dict)
+    starts_tools: dict[Expr, bool] = field(default_factory=dict)
+    tool_vocabulary: tuple[frozenset[str], frozenset[str]] | None = None
+    # (id(helper function), targets) -> call paths from it to a terminal (one reachability question each)
+    reached: dict[tuple[int, tuple[str, ...]], list[tuple[Call, ...]]] = field(default_factory=dict)
+    # id(function) -> the call of its enclosing function it is handed to (absent: bound to a name, or
+    # top level), filled once per enclosing function read (`handing_read`)
+    handed_to: dict[int, Call] = field(default_factory=dict)
+    handing_read: set[int] = field(default_factory=set)
+    # (id(call), settle step) -> whether the call's own callee settles it (`yield* settleAll()`)
+    settles_via: dict[tuple[int, str], bool] = field(default_factory=dict)
 
 
 def in_scope(scan: Scan, call: Call) -> bool:

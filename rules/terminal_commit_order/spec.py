@@ -6,7 +6,7 @@ What `reviewer rules`, `--explain`, configuration and docs/rules read.
 from __future__ import annotations
 
 from reviewer.report.model import Severity
-from reviewer.engine.api import CheckSpec, Kind, Option, parse_error_check
+from reviewer.engine.api import CheckSpec, Kind, Option, handler_unresolved_check, parse_error_check
 
 
 FAMILY_ID = "terminal-commit-order"
@@ -162,6 +162,7 @@ CHECKS: tuple[CheckSpec, ...] = (
             "}"
         ),
     ),
+    handler_unresolved_check(FAMILY_ID, "terminal publishes"),
     parse_error_check(
         FAMILY_ID,
         title="Unparsed code in a file with terminal commits",

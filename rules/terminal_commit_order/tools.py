@@ -2,7 +2,10 @@
 
 Finds the terminal-commit hooks that write the safe phase, the publishes (and
 their callers) that run them, and the settle steps missing before each; the
-finding points at where recovery trusts `safe`.
+finding points at where recovery trusts `safe`. A call whose own helper commits
+the terminal (`yield* reportFailure(e)`) is a terminal commit too, at that call.
+Inside a failure handler the path is the handler's own (handlers.py), and a
+handler of an effect that starts no tools is judged where its combinator runs.
 """
 
 from __future__ import annotations
@@ -16,6 +19,16 @@ from reviewer.engine.api import Options
 from reviewer.typescript import Call, Callback, Function, Role, names_in
 
 from reviewer.rules import _effect as fx
+from reviewer.rules.terminal_commit_order.handlers import (
+    before_in_handler,
+    entered_by,
+    handled,
+    handler_root,
+    helper_paths,
+    runs_in,
+    starts_tools,
+    terminal_names,
+)
 from reviewer.rules.terminal_commit_order.recovery import mentions_safe
 from reviewer.rules.terminal_commit_order.scan import Scan, in_scope
 
@@ -54,6 +67,17 @@ def _safe_line(call: Call, opts: Options) -> int | None:
     return None
 
 
+@dataclass(frozen=True)
+class Terminal:
+    """A call that commits a terminal: `site` (the publish, or a call of the `helper` making it, or a
+    call whose callee reaches one: `via`, the calls down to it)."""
+
+    site: Call
+    publish: Call
+    helper: Function | None
+    via: tuple[Call, ...] = ()
+
+
 def check_terminal_before_tools(scan: Scan) -> list[Call]:
     """Returns the early terminal sites (recovery findings point at them)."""
     program, opts = scan.program, scan.opts
@@ -68,28 +92,133 @@ def check_terminal_before_tools(scan: Scan) -> list[Call]:
             if host is not None:
                 terminal_publishes.append(host)
     terminal_publishes = fx.unique_in_key_order(terminal_publishes)
-    early: list[Call] = []
-    checked = 0
+    # Every call that commits a terminal itself: a publish, or a call of the named helper making it.
+    sites: list[Terminal] = []
     for publish in terminal_publishes:
         helper = fx.outer_named(publish.enclosing, ("commit",))
+        if helper is not None and not runs_in(scan, publish, helper):
+            helper = None  # it builds the function that publishes; calling it commits nothing
         callers = _callers(scan, helper) if helper is not None and _unsettled(scan, publish) else []
-        sites = callers if callers else [publish]
-        for site in sites:
-            if not in_scope(scan, site) or not _tool_context(scan, site):
-                continue
-            if not (_failure_context(scan, site) or _settles_somewhere(scan, site)):
-                continue  # e.g. an early "no model" failure before any tool could start
-            checked += 1
-            missing = _unsettled(scan, site)
-            if not missing:
-                continue
-            early.append(site)
-            scan.findings.append(_before_tools_finding(scan, site, publish, helper if callers else None, missing, hooks))
+        sites.extend(Terminal(site, publish, helper if callers else None) for site in (callers or [publish]))
+    early: list[Call] = []
+    checked = 0
+    for terminal in sites:
+        site = terminal.site
+        if not in_scope(scan, site) or not _tool_context(scan, site):
+            continue
+        missing = _missing(scan, site)
+        if missing is None:
+            continue  # e.g. an early "no model" failure before any tool could start
+        checked += 1
+        if not missing:
+            continue
+        early.append(site)
+        scan.findings.append(_before_tools_finding(scan, terminal, [fx.last(m) for m in missing], hooks))
+    # Calls that commit one through a helper of their own (`yield* reportFailure(e)` in a handler).
+    for terminal, missing in _reached_terminals(scan, sites, early):
+        checked += 1
+        if missing:
+            early.append(terminal.site)
+            scan.findings.append(_before_tools_finding(scan, terminal, [fx.last(m) for m in missing], hooks))
     scan.facts.append(
         f"{checked} changed terminal commit(s) marking `{opts.phase_key}: \"{opts.safe_phase}\"`, each after "
         f"{' + '.join(f'`{fx.last(n)}`' for n in opts.settle_tools)}"
     )
     return early
+
+
+def _missing(scan: Scan, site: Call, via: tuple[Call, ...] = (), depth: int = 0) -> list[str] | None:
+    """The settle steps (option names) that do not run before `site` on its path (after `via`,
+    the calls down to the terminal inside a helper), or None where no tool can be in flight: a
+    terminal in straight-line code that settles nothing, or in a handler of an effect that starts
+    no tools, where the code around the combinator settles nothing.
+
+    Inside a failure handler the path is the handler's: when the handled effect can start tools,
+    what ran before the combinator does not count; when it cannot, the handler sees what is in
+    flight where the combinator runs (judged the same way, one handler further out)."""
+    available = _available_settles(scan, site)
+    root = handler_root(scan, site)
+    ran = _ran_before(scan, site, root[0] if root is not None else None, via)
+    inner = [name for name in available if name not in ran]
+    if root is None:
+        if not (_failure_context(scan, site) or _settles_somewhere(scan, site)):
+            return None
+        return inner
+    missing: set[str] = set()
+    gated = False
+    for handling in root[1]:
+        if depth >= _MAX_HANDLER_DEPTH or starts_tools(scan, handled(handling)):
+            gated = True
+            missing.update(inner)
+            continue
+        outer = _missing(scan, handling.combinator, depth=depth + 1)  # judged where it runs
+        if outer is not None:
+            gated = True
+            missing.update(name for name in inner if name in outer)
+    return [name for name in available if name in missing] if gated else None
+
+
+# Handlers of handlers judged where their combinator runs, at most this deep (then: tools may be in flight).
+_MAX_HANDLER_DEPTH = 8
+
+
+def _ran_before(scan: Scan, site: Call, root: Function | None, via: tuple[Call, ...]) -> set[str]:
+    """The settle steps (by option name) run before `site` on its path, and before each call of
+    `via` inside the helper it runs in."""
+    before = before_in_handler(scan, site, root)
+    for call, entered in zip(via, entered_by(scan, site, via)):
+        before.extend(before_in_handler(scan, call, entered))
+    ran: set[str] = set()
+    for name in scan.opts.settle_tools:
+        short = fx.last(name)
+        if any(c.method == short or fx.matches(c.callee, (name,)) for c in before):
+            ran.add(name)
+        elif any(_settles_via_helper(scan, c, short) for c in before):
+            ran.add(name)
+    return ran
+
+
+def _reached_terminals(
+    scan: Scan, sites: Sequence[Terminal], early: Sequence[Call]
+) -> list[tuple[Terminal, list[str]]]:
+    """Changed calls, where tools can be in flight, whose callee (a helper of the code around them,
+    followed two hops) commits a terminal; each with the settle steps missing before it on its
+    first unsettled path (none when every path settles first). A path through a terminal already
+    reported is left to that finding."""
+    by_id = {id(t.site): t for t in sites}
+    targets = sorted({t.site.callee for t in sites})
+    if not targets:
+        return []
+    named = terminal_names(scan, [t.site for t in sites])
+    reported = {id(c) for c in early}
+    out: list[tuple[Terminal, list[str]]] = []
+    for call in fx.iter_calls(scan.program, scan.changed):
+        if call.method not in named or id(call) in by_id:
+            continue
+        if not _may_reach(scan, call) or not in_scope(scan, call):
+            continue
+        if not _tool_context(scan, call):
+            continue
+        found: tuple[Terminal, list[str]] | None = None
+        for path in helper_paths(scan, call, targets):
+            end = by_id.get(id(path[-1]))
+            if end is None or any(id(c) in reported for c in path):
+                continue
+            missing = _missing(scan, call, path)
+            if missing is None:
+                break  # no tool can be in flight here, whatever the path
+            if found is None or (missing and not found[1]):
+                found = (Terminal(call, end.publish, end.helper, path), missing)
+            if missing:
+                break
+        if found is not None:
+            out.append(found)
+    return out
+
+
+def _may_reach(scan: Scan, call: Call) -> bool:
+    """Worth a reachability question: in a failure handler or branch, or in a body that settles tools."""
+    return _failure_context(scan, call) or _settles_somewhere(scan, call)
 
 
 def _callers(scan: Scan, helper: Function) -> list[Call]:
@@ -118,32 +247,31 @@ def _find_callers(scan: Scan, helper: Function) -> list[Call]:
 
 
 def _unsettled(scan: Scan, site: Call) -> list[str]:
-    """Settle steps (of those this code can reach) that do not run before `site` on its path."""
-    fn = site.enclosing
-    calls = fn.calls if fn is not None else ()
-    before = [c for c in calls if c.precedes(site)]
-    missing = []
-    for name in _available_settles(scan, site):
-        short = fx.last(name)
-        if any(c.method == short or fx.matches(c.callee, (name,)) for c in before):
-            continue
-        if any(_settles_via_helper(scan, c, short) for c in before):
-            continue
-        missing.append(short)
-    return missing
+    """Settle steps (of those this code can reach) that do not run before `site` in its own function."""
+    ran = _ran_before(scan, site, None, ())
+    return [fx.last(name) for name in _available_settles(scan, site) if name not in ran]
 
 
 def _settles_via_helper(scan: Scan, call: Call, short: str) -> bool:
-    """`yield* settleAll()` where the helper (followed up to 2 calls deep) awaits/fails the tools."""
+    """`yield* settleAll()` where the helper (followed up to 2 calls deep) awaits/fails the tools.
+
+    Only paths through the call itself: the calls nested in its arguments are asked on their own
+    (and one in a forked fiber or finalizer there settles nothing first)."""
     targets = scan.settle_callees.get(short)
     if not targets:
         return False
-    return bool(scan.program.reaches(call.expr, sorted(targets), max_depth=2))
+    key = (id(call), short)
+    if key not in scan.settles_via:
+        paths = scan.program.reaches(call.expr, sorted(targets), max_depth=2)
+        scan.settles_via[key] = any(path[0] is call for path in paths)
+    return scan.settles_via[key]
 
 
 def _failure_context(scan: Scan, site: Call) -> bool:
     """A failure branch or handler: where a provider error meets tools still in flight."""
-    return (site.case_label is not None and site.case_label in scan.opts.failure_cases) or Role.FAILURE_HANDLER in site.roles
+    if site.case_label is not None and site.case_label in scan.opts.failure_cases:
+        return True
+    return Role.FAILURE_HANDLER in site.roles or handler_root(scan, site) is not None
 
 
 def _settles_somewhere(scan: Scan, site: Call) -> bool:
@@ -178,13 +306,12 @@ def _available_settles(scan: Scan, site: Call) -> list[str]:
     return [name for name in scan.opts.settle_tools if fx.last(name) in named]
 
 
-def _before_tools_finding(
-    scan: Scan, site: Call, publish: Call, helper: Function | None, missing: Sequence[str], hooks: Sequence[SafeHook]
-) -> Finding:
+def _before_tools_finding(scan: Scan, terminal: Terminal, missing: Sequence[str], hooks: Sequence[SafeHook]) -> Finding:
     opts = scan.opts
+    site, publish, helper, via = terminal.site, terminal.publish, terminal.helper, terminal.via
     event = fx.event_of(publish) or "the terminal event"
     where = f' in the `case "{site.case_label}":` branch' if site.case_label else ""
-    if Role.FAILURE_HANDLER in site.roles and not site.case_label:
+    if (Role.FAILURE_HANDLER in site.roles or handler_root(scan, site) is not None) and not site.case_label:
         where = " in a failure handler"
     later = [
         c
@@ -199,13 +326,16 @@ def _before_tools_finding(
         related.append(fx.loc(cb.path, cb.line, cb.end_line, f"`{cb.prop}` writes `{opts.phase_key}: \"{opts.safe_phase}\"`"))
     for call in later:
         related.append(fx.call_loc(call, f"`{call.callee_text}` runs only after the terminal commit"))
+    for call in via:
+        related.append(fx.call_loc(call, f"`{site.callee_text}` commits the terminal through `{call.callee_text}` here"))
     related.extend(_recovery_sites(scan))
     after = f" ({', '.join(f'`{c.callee_text}` at :{c.line}' for c in later)} only after it)" if later else ""
     return scan.ctx.finding(
         "terminal-before-tools",
         title=f"`{event}` commits {opts.phase_key} \"{opts.safe_phase}\" before tools settle",
         message=(
-            f"`{site.callee_text}` at {site.path}:{site.line}{where} publishes `{event}`, whose terminal commit marks "
+            f"`{site.callee_text}` at {site.path}:{site.line}{where} publishes `{event}`{_through(via)}, whose "
+            "terminal commit marks "
             f"the execution `{opts.phase_key}: \"{opts.safe_phase}\"`, before {', '.join(f'`{m}`' for m in missing)} on "
             f"the same path{after}. Startup recovery trusts `{opts.safe_phase}` to mean every tool outcome is durable. "
             "Await the tool fibers and fail unsettled tools first, then publish the terminal."
@@ -221,6 +351,13 @@ def _before_tools_finding(
         ],
         anchor=f"{site.normalized}:{event}",
     )
+
+
+def _through(via: Sequence[Call]) -> str:
+    """How a call reaching the terminal through its helpers commits it (empty for a direct one)."""
+    if not via:
+        return ""
+    return " (through " + " -> ".join(f"`{c.callee_text}` at :{c.line}" for c in via) + ")"
 
 
 def _recovery_sites(scan: Scan) -> list[Location]:
