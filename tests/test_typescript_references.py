@@ -188,3 +188,9 @@ def test_a_parameter_passed_as_a_handler_is_what_its_call_sites_pass() -> None:
     assert calls["Claim.release"].roles == (Role.FINALIZER,)
     # `opaque` is called with a parameter of its caller, which nobody calls: not followed
     assert [(u.text, u.line) for u in program.unresolved_references("g.ts")] == [("cleanup", 3)]
+
+
+def test_var_declarations_are_indexed_and_are_no_aliases() -> None:
+    """`var` has no `kind` field in the grammar; reading it as one crashed the walk."""
+    program = Program({"a.ts": "function f() { var x = 1; var E = Effect; E.fork(x) }\nvar y = 2\n"}.get)
+    assert [c.callee for c in program.module("a.ts").calls()] == ["E.fork"]

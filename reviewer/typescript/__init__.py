@@ -23,6 +23,15 @@ from reviewer.typescript.program import Program
 from reviewer.typescript.references import Unresolved
 from reviewer.typescript.roles import DEFAULT_ROLES, Role, RoleTable
 from reviewer.typescript.statements import Guard, GuardPath, guard_path, guards
+from reviewer.typescript.collections import (
+    arguments_of,
+    elements_of,
+    member_of,
+    members_of,
+    property_value,
+    spread_elements,
+)
+from reviewer.typescript.builders import Route, Use, callers_of, routes_to, uses_of
 
 __all__ = [
     "Atom",
@@ -62,4 +71,15 @@ __all__ = [
     "throws",
     "words_on_lines",
     "error_scope",
+    "arguments_of",
+    "elements_of",
+    "member_of",
+    "members_of",
+    "property_value",
+    "spread_elements",
+    "Route",
+    "Use",
+    "callers_of",
+    "routes_to",
+    "uses_of",
 ]

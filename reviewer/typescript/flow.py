@@ -42,7 +42,7 @@ def later_uses(call: Call) -> tuple[Expr, ...]:
     if declarator is None or declarator.type != "variable_declarator" or sx.text(sx.field(declarator, "name")) != name:
         return ()
     declaration = index.parent(declarator)
-    if declaration is None or sx.text(sx.field(declaration, "kind")) != "const":
+    if not sx.is_const(declaration):
         return ()
     scope = index.nearest(declaration, "scope", _is_scope)
     if scope is None:

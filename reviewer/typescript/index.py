@@ -74,6 +74,7 @@ class ModuleIndex:
         self._scope_memos: dict[tuple[str, str], dict[int, Any]] = {}
         self._passing: dict[Hashable, list[int]] = {}  # see any_call
         self.reach_memos: dict[Hashable, Any] = {}  # Program.reaches, per question
+        self._memos: dict[str, dict[Any, Any]] = {}  # see memo
         # Fluent chains, shared by every member whose own chain is the same
         # (see chain_of), and each member's position in it.
         self._chains: dict[int, tuple[tuple[Call, ...], int]] = {}
@@ -133,6 +134,13 @@ class ModuleIndex:
             passing = self._passing[key] = [i for i, call in enumerate(self.calls) if test(call)]
         at = bisect.bisect_left(passing, start)
         return at < len(passing) and passing[at] < stop
+
+    def memo(self, name: str) -> dict[Any, Any]:
+        """A table a query keeps about this module, by the query's name (it lives as long as the module)."""
+        table = self._memos.get(name)
+        if table is None:
+            table = self._memos[name] = {}
+        return table
 
     # -- parents ---------------------------------------------------------------
     def parent(self, node: ts.Node) -> ts.Node | None:

@@ -80,6 +80,14 @@ class Program:
         self._sorted_changed: dict[str, list[int]] = {}
         self._passed = PassedRoles(self)
         self._member_depth = 0  # members.py: nesting of member resolutions in progress
+        self._memos: dict[str, dict] = {}  # see memo
+
+    def memo(self, name: str) -> dict:
+        """A table a query (or a rule) keeps about this tree, by its name: it lives as long as the Program."""
+        table = self._memos.get(name)
+        if table is None:
+            table = self._memos[name] = {}
+        return table
 
     # -- files ------------------------------------------------------------------
     def _text(self, path: str) -> str | None:

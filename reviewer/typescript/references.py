@@ -32,7 +32,8 @@ from typing import TYPE_CHECKING, Iterator
 import tree_sitter as ts
 
 from reviewer.typescript import syntax as sx
-from reviewer.typescript.expressions import Call, Expr, Function
+from reviewer.typescript.builders import callers_of
+from reviewer.typescript.expressions import Expr, Function
 from reviewer.typescript.members import returns
 from reviewer.typescript.parse import node_lines
 from reviewer.typescript.roles import Role
@@ -72,7 +73,6 @@ class PassedRoles:
         self._shared: dict[str, list[_Region]] | None = None
         self._own: dict[str, tuple[_Region, ...]] = {}
         self._unresolved: dict[str, tuple[Unresolved, ...]] = {}
-        self._by_method: dict[str, list[Call]] | None = None
 
     def extra(self, path: str, node: ts.Node) -> tuple[Role, ...]:
         """Roles a node of `path` runs in by reference, innermost first."""
@@ -84,21 +84,6 @@ class PassedRoles:
         for region in regions:
             out.extend(role for role in region.roles if role not in out)
         return tuple(out)
-
-    def calls_named(self, method: str, path: str) -> list[Call]:
-        """Calls whose callee's last segment is `method`, in the changed files and in `path`, by path."""
-        if self._by_method is None:
-            table: dict[str, list[Call]] = {}
-            for changed in sorted(self._program.changed_lines):
-                module = self._program.module(changed)
-                for call in module.calls() if module is not None else ():
-                    table.setdefault(call.method, []).append(call)
-            self._by_method = table
-        out = list(self._by_method.get(method, ()))
-        if path not in self._program.changed_lines:
-            module = self._program.module(path)
-            out += [c for c in module.calls() if c.method == method] if module is not None else []
-        return out
 
     def unresolved(self, path: str) -> tuple[Unresolved, ...]:
         """References passed to role combinators in `path` that could not be followed."""
@@ -202,7 +187,7 @@ def _arguments(program: "Program", module: "Module", node: ts.Node, hops: int) -
     position = fn.params.index(name)
     out: list[Expr] = []
     sites = 0
-    for call in _call_sites(program, fn):
+    for call in callers_of(program, fn, program.changed_lines):
         args = call.args
         if position >= len(args) or any(a.kind == "spread_element" for a in args[: position + 1]):
             return None
@@ -217,18 +202,6 @@ def _arguments(program: "Program", module: "Module", node: ts.Node, hops: int) -
         out.append(arg)  # the argument's own calls run in the role too
         out.extend(found)
     return out if sites else None
-
-
-def _call_sites(program: "Program", fn: Function) -> list[Call]:
-    """Calls of `fn` by its name in its own file and in the changed files."""
-    key = (fn.path, fn._node.start_byte)
-    out: list[Call] = []
-    for call in program._passed.calls_named(fn.name or "", fn.path):
-        callee = call.callee_expr
-        found = program.function_of(callee) if callee is not None else None
-        if found is not None and (found.path, found._node.start_byte) == key:
-            out.append(call)
-    return out
 
 
 def returned_functions(fn: Function) -> Iterator[Function]:

@@ -35,6 +35,14 @@ def text(node: ts.Node) -> str:
     return raw.decode("utf-8", "replace") if raw is not None else ""
 
 
+def is_const(declaration: ts.Node | None) -> bool:
+    """Whether a declaration is `const` (a `var` declaration has no `kind` field; `let` may change)."""
+    if declaration is None or declaration.type != "lexical_declaration":
+        return False
+    kind = declaration.child_by_field_name("kind")
+    return kind is not None and kind.type == "const"
+
+
 def strip(node: ts.Node | None) -> ts.Node | None:
     """The expression inside parentheses, `!`, `as T`, `satisfies T`, `<T>x`."""
     while node is not None and node.type in _TRANSPARENT:

@@ -194,7 +194,7 @@ class _Walker:
                 self.index._bound.setdefault(function._node.id, set()).update(_pattern_names(name))
                 value = sx.field(node, "value")
                 declaration = parent
-                is_const = declaration is not None and sx.text(sx.field(declaration, "kind")) == "const"
+                is_const = sx.is_const(declaration)
                 if is_const and name.type == "identifier" and value is not None:
                     self.index._constants.setdefault(function._node.id, {})[sx.text(name)] = value
             target = function_of_value(sx.field(node, "value"), self.opaque)
@@ -246,7 +246,7 @@ class _Walker:
         value = sx.strip(sx.field(node, "value"))
         if name is None or value is None or value.type not in _ALIAS_VALUES or parent is None:
             return
-        if sx.text(sx.field(parent, "kind")) != "const":
+        if not sx.is_const(parent):
             return
         key = function._node.id if function is not None else None
         table = self.index._aliases.setdefault(key, {})

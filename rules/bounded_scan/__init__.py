@@ -25,8 +25,8 @@ from reviewer.engine.api import Family, Options, Outcome
 from reviewer.typescript import error_scope, words_on_lines
 from reviewer.rules.bounded_scan.attempts import check_attempts
 from reviewer.rules.bounded_scan.cas import check_cas
-from reviewer.rules.bounded_scan.chains import loc, queries
-from reviewer.rules.bounded_scan.roles import role_scans
+from reviewer.rules.bounded_scan.chains import Query, identity, loc, queries
+from reviewer.rules.bounded_scan.roles import importers, role_scans
 from reviewer.rules.bounded_scan.select import check_select
 from reviewer.rules.bounded_scan.vocabulary import HINTS, infer
 from reviewer.rules.bounded_scan.spec import CHECKS, FAMILY_ID, OPTIONS, in_scan_paths
@@ -46,6 +46,7 @@ class _Tally:
 
     bounded: list[tuple[str, str | None]]  # (bound text, fair column)
     unbounded: int = 0
+    unresolved: int = 0
     pinned: int = 0
     cas: int = 0
     cas_bad: int = 0
@@ -77,6 +78,8 @@ def _summary(t: _Tally, opts: Options) -> str:
         parts.append(text)
     if t.unbounded:
         parts.append(f"{_plural(t.unbounded, 'scan')} without .limit")
+    if t.unresolved:
+        parts.append(f"{_plural(t.unresolved, 'scan')} whose bound could not be followed")
     if t.cas:
         if t.cas_bad:
             parts.append(f"{_plural(t.cas, 'CAS wake')}, {t.cas - t.cas_bad} excluding settled rows")
@@ -109,19 +112,28 @@ def run(ctx: "ReviewContext") -> Outcome:
     tally = _Tally([])
     findings: list[Finding] = []
     notes: list[Finding] = []
-    modules: list["Module"] = []
+    modules: list["Module"] = [m for m in (program.module(cf.path) for cf in files) if m is not None]
+    # Where a builder opened in a changed file may be finished: the changed scan-path files and
+    # the scan-path files that import one of them (their queries are judged whole, located there).
+    callers = [m.path for m in modules] + [m.path for m in importers(ctx, modules, opts)]
+    judged: set[tuple] = set()
     for cf in files:
         module = program.module(cf.path)
         if module is None:
             continue
-        modules.append(module)
-        found = queries(module, opts)
-        changed_here = [loc(q, "a changed query of this file") for q in found if cf.touches(q.line, q.end_line)]
+        found = [
+            q for q in queries(module, opts, callers=callers)
+            if in_scan_paths(q.path, opts) and identity(q) not in judged
+        ]
+        judged.update(identity(q) for q in found)
+        changed_here = [
+            loc(q, "a changed query of this file") for q in found if q.path == cf.path and cf.touches(q.line, q.end_line)
+        ]
         error = _parse_error(ctx, cf, module, opts, notes, changed_here)
         if error is not None:
             return Outcome(error, unreadable=error)
         for query in found:
-            touched = cf.touches(query.line, query.end_line)
+            touched = _touched(ctx, query)
             tally.changed += touched
             if query.kind == "update":
                 is_cas, finding = check_cas(ctx, module, query, opts)
@@ -134,6 +146,8 @@ def run(ctx: "ReviewContext") -> Outcome:
                 tally.pinned += 1
             elif result.kind == "unbounded":
                 tally.unbounded += 1
+            elif result.kind == "unresolved":
+                tally.unresolved += 1
             elif result.kind == "bounded":
                 tally.bounded.append((result.bound_text, result.fair_column))
             for finding in result.findings:
@@ -156,6 +170,15 @@ def run(ctx: "ReviewContext") -> Outcome:
         return Outcome(summary, tuple(notes))
     examined = tally.changed + role_reads + entries
     return Outcome(_summary(tally, opts) + roles, tuple(findings + notes), examined=examined or len(findings))
+
+
+def _touched(ctx: "ReviewContext", query: Query) -> bool:
+    """The patch added a line where the query is finished or in a chain it continues."""
+    for path, line, end_line in query.spans:
+        changed = ctx.changeset.file(path)
+        if changed is not None and changed.touches(line, end_line):
+            return True
+    return False
 
 
 def _keep(findings: list[Finding], tally: _Tally, finding: Finding | None, touched: bool) -> None:

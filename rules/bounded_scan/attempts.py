@@ -12,6 +12,7 @@ from reviewer.report.model import Finding, Location
 from reviewer.engine.api import Options
 from reviewer.rules.bounded_scan.chains import Query, fn_label, loc, outermost, query_of
 from reviewer.rules.bounded_scan.where import RAW_SQL_EXECUTORS, helper_function, interpolated_columns, is_raw_sql
+from reviewer.typescript import member_of, members_of
 
 if TYPE_CHECKING:
     from reviewer.engine.context import ReviewContext
@@ -62,16 +63,17 @@ def _increments(value: "Expr") -> bool:
     return number is None or number > 0
 
 
-def writes_column(query: Query, column: str) -> bool:
-    """Does this write (possibly) increment `column`? A non-literal `set` argument
-    may carry it, so it counts: the check only reports certainties. (The model
-    lists an object literal's keys but not its spreads, `{ ...base }`: a column
-    carried only by a spread is not seen.)"""
+def writes_column(program: "Program", query: Query, column: str) -> bool:
+    """Does this write (possibly) increment `column`? A `set` argument the reviewer cannot read
+    (not an object literal nor a `const` one), or a spread in it that it cannot follow, may carry
+    it, so it counts: the check only reports certainties. Spreads of `const` objects are read
+    (`{ ...RETRY, wake_pending: true }`), the last member written winning."""
     for obj in sets(query):
-        if obj.kind != "object":
+        members = members_of(program, obj)
+        if members is None:
             return True
-        value = obj.prop(column)
-        if value is not None and _increments(value):
+        value = member_of(program, obj, column)
+        if value is not None and (value.kind in ("spread_element", "pair") or _increments(value)):
             return True
     return False
 
@@ -127,7 +129,7 @@ def check_attempts(ctx: "ReviewContext", query: Query, column: str, opts: Option
                 writes.append(write)
     if not writes:
         return "reader", None
-    if any(writes_column(w, column) for w in writes):
+    if any(writes_column(program, w, column) for w in writes):
         return "bumped", None
     owner_touched = _touches(ctx, owner.path, owner.line, owner.end_line)
     touched = owner_touched or any(

@@ -8,7 +8,8 @@ from reviewer.report.model import Finding
 from reviewer.engine.api import Options
 from reviewer.rules.bounded_scan.attempts import sets
 from reviewer.rules.bounded_scan.chains import Query, loc, owner_label, table_label
-from reviewer.rules.bounded_scan.where import columns_in, is_raw_sql
+from reviewer.rules.bounded_scan.where import columns_in, is_raw_sql, unread_spreads
+from reviewer.typescript import member_of, members_of
 
 if TYPE_CHECKING:
     from reviewer.engine.context import ReviewContext
@@ -16,14 +17,23 @@ if TYPE_CHECKING:
 
 
 def _wake_set(program: "Program", query: Query, opts: Options) -> "Expr | None":
-    """The `.set({..})` object when it takes a wake: a wake flag set to `false`, not a settle."""
+    """The `.set({..})` object when it takes a wake: a wake flag set to `false`, not a settle.
+
+    The object may be a `const` (`.set(TAKE_WAKE)`) or spread `const` objects; the last member
+    written wins. A member the reviewer cannot read (a spread of a parameter) settles nothing it knows of.
+    """
     for obj in sets(query):
-        flags = [k for k, v in obj.props if k in opts.wake_flags and program.fold(v) is False]
+        members = members_of(program, obj) or ()
+        flags = [k for k in opts.wake_flags if _is_false(program, member_of(program, obj, k))]
         if not flags:
             continue
-        settles = [k for k, _ in obj.props if k in opts.settled_guards and k not in opts.wake_flags]
+        settles = [k for k, _ in members if k in opts.settled_guards and k not in opts.wake_flags]
         return None if settles else obj
     return None
+
+
+def _is_false(program: "Program", value: "Expr | None") -> bool:
+    return value is not None and value.kind not in ("spread_element", "pair") and program.fold(value) is False
 
 
 def check_cas(
@@ -43,6 +53,11 @@ def check_cas(
         if any(is_raw_sql(call) for call in cond.calls):
             # Fail closed: a guard written as SQL text is invisible to the syntax tree.
             raw = f" Raw SQL is read only through its interpolations: write the guard as `${{{query.table_ref}.column}}`."
+        unread = unread_spreads(ctx.program, cond)
+        if unread:
+            # Fail closed too, but say so: a guard inside a spread the reviewer cannot follow is not seen.
+            raw += (f" Its `where` spreads {', '.join(f'`{e.normalized}`' for e in unread)}, which the reviewer "
+                    "cannot read: if a settled guard is in there, spread a `const` array instead.")
     else:
         what = "it has no `where`, so it checks none of"
     owner = owner_label(query)
@@ -55,6 +70,7 @@ def check_cas(
             f"scan still matches, so the wake is taken again.{raw}"
         ),
         location=loc(query),
+        related=query.earlier,
         failure_sequence=(
             "the scan reads a pending row",
             "before the CAS runs, the row is settled (its input promoted, or the row quarantined)",

@@ -14,7 +14,8 @@ from typing import TYPE_CHECKING
 from reviewer.report.model import Finding, Location
 from reviewer.engine.api import Options
 from reviewer.rules.bounded_scan.chains import Query, callee_name, loc, owner_label, resolve_column, table_label
-from reviewer.rules.bounded_scan.where import helper_function, pins_entity
+from reviewer.rules.bounded_scan.where import helper_function, pins_entity, unread_spreads
+from reviewer.typescript import arguments_of, property_value
 
 if TYPE_CHECKING:
     from reviewer.engine.context import ReviewContext
@@ -33,13 +34,21 @@ _UNBOUNDED_GLOBALS = {
 }
 
 
-def fold_number(program: "Program", expr: "Expr") -> float | None:
-    """The value of a `.limit(..)` argument: literal, constant (across imports), arithmetic, `Math.*`.
+# Members a property read may take from a spread the reviewer cannot follow (see property_value).
+_UNREAD_MEMBERS = frozenset({"spread_element", "pair"})
+
+
+def fold_number(program: "Program", expr: "Expr", depth: int = 0) -> float | None:
+    """The value of a `.limit(..)` argument: literal, constant (across imports), arithmetic, `Math.*`,
+    a member of a `const` object (`opts.limit`, spreads of `const` objects followed, the last one winning).
 
     None when it does not fold to a number, or folds to NaN (no bound proven either way).
     """
     if expr.normalized in _UNBOUNDED_GLOBALS:
         return _UNBOUNDED_GLOBALS[expr.normalized]
+    member = property_value(program, expr) if depth < 4 and expr.kind in ("member_expression", "subscript_expression") else None
+    if member is not None:
+        return None if member.kind in _UNREAD_MEMBERS else fold_number(program, member, depth + 1)
     value = program.fold(expr)
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return None
@@ -82,23 +91,34 @@ class OrderKey:
     # `T.col` or `asc(Other.col)`: a column of some table, as opposed to an
     # expression (sql`random()`) whose fairness cannot be read at all.
     is_column_ref: bool
+    expr: "Expr | None" = None  # where the key is written (a `const` array's element may be in another file)
 
 
-def first_order_key(module: "Module | None", query: Query, opts: Options) -> OrderKey | None:
+def order_keys(program: "Program", query: Query) -> tuple["Expr", ...]:
+    """The `.orderBy(..)` keys, spreads of `const` arrays (and helpers returning one) flattened; a spread
+    that cannot be read stays a `spread_element`."""
     order = query.step("orderBy")
-    if order is None or not order.args:
+    return arguments_of(program, order) if order is not None else ()
+
+
+def first_order_key(program: "Program", query: Query, opts: Options) -> OrderKey | None:
+    keys = order_keys(program, query)
+    if not keys:
         return None
-    key = order.args[0]
+    key = keys[0]
+    if key.kind == "identifier":  # `const byAttempts = asc(T.wake_attempts)`
+        bound = program.bound_value(key)
+        key = bound if bound is not None and bound.call is not None else key
     descending = False
     inner = key
     call = key.call
     if call is not None and callee_name(call) in ("asc", "desc") and call.args:
         descending = callee_name(call) == "desc"
         inner = call.args[0]
-    column = resolve_column(module, inner, opts)
+    column = resolve_column(program.module(inner.path), inner, opts)
     name = column[1] if column is not None and column[0] == query.table else None
     dotted = inner.member_path
-    return OrderKey(name, descending, key.normalized, dotted is not None and "." in dotted)
+    return OrderKey(name, descending, key.normalized, dotted is not None and "." in dotted, key)
 
 
 def _is_fair(key: OrderKey | None, opts: Options) -> bool:
@@ -122,17 +142,18 @@ class ScanResult:
     findings: tuple[Finding, ...] = ()
 
 
-def where_helpers(program: "Program", module: "Module | None", query: Query) -> list[Location]:
+def where_helpers(program: "Program", query: Query) -> list[Location]:
     """Helpers that build the query's `where` (`pendingFor(id)`): a patch that only edits one
     of them changes what the scan reads."""
     where = query.step("where")
     if where is None or not where.args:
         return []
     arg = where.args[0]
+    module = program.module(where.path)
     calls = ([arg.call] if arg.call is not None else []) + [c for c in arg.calls if c is not arg.call]
     out: list[Location] = []
     for call in calls:
-        fn = helper_function(program, module, call, query.enclosing)
+        fn = helper_function(program, module, call, where.enclosing)
         if fn is not None:
             out.append(Location(fn.path, fn.line, fn.end_line, f"`{fn.name or call.callee_text}`: builds this query's `where`"))
     return out
@@ -143,12 +164,16 @@ def check_select(ctx: "ReviewContext", module: "Module | None", query: Query, op
     if any(m in opts.single_row_terminals for m in query.methods):
         return ScanResult("single-row")
     where = query.step("where")
-    if where is not None and where.args and pins_entity(program, module, where.args[0], query.table, opts):
+    pinned = pins_entity(program, program.module(where.path), where.args[0], query.table, opts) if where is not None and where.args else False
+    if pinned:
         return ScanResult("pinned")
     table = table_label(query)
     owner = owner_label(query)
     limit = query.step("limit")
     if limit is None or not limit.args:
+        unread = unread_spreads(program, where.args[0]) if pinned is None and where is not None else ()
+        if query.gave_up or unread:
+            return ScanResult("unresolved", findings=(_unfollowed(ctx, query, unread, opts),))
         finding = ctx.finding(
             "unbounded",
             title=f"Unbounded scan of {query.table} in {owner}",
@@ -156,10 +181,10 @@ def check_select(ctx: "ReviewContext", module: "Module | None", query: Query, op
                 f"This select over {table} in {owner} has no `.limit(N)` and is not pinned to one entity "
                 f"(no `eq` on {', '.join(f'`{k}`' for k in sorted(opts.entity_keys))}), so one pass reads every "
                 f"matching row of every Session. Bound it with `.limit(N)`, N <= {opts.bound}, ordered by the "
-                "attempts column."
+                f"attempts column.{_built_elsewhere(query)}"
             ),
             location=loc(query),
-            related=tuple(where_helpers(program, module, query)),
+            related=(*query.earlier, *where_helpers(program, query)),
             failure_sequence=(
                 f"rows pile up in {query.table} while the service is down or its wakes keep failing",
                 "the next pass loads the whole backlog in one query",
@@ -171,9 +196,9 @@ def check_select(ctx: "ReviewContext", module: "Module | None", query: Query, op
         return ScanResult("unbounded", findings=(finding,))
     findings: list[Finding] = []
     bound_expr = limit.args[0]
-    limit_loc = Location(query.path, bound_expr.line, bound_expr.end_line, f"`.limit({bound_expr.normalized})`")
+    limit_loc = Location(bound_expr.path, bound_expr.line, bound_expr.end_line, f"`.limit({bound_expr.normalized})`")
     value = fold_number(program, bound_expr)
-    sources = bound_sources(program, module, bound_expr)
+    sources = [*query.earlier, *bound_sources(program, program.module(bound_expr.path), bound_expr)]
     shown = bound_expr.normalized
     bound_text = shown if value is None or shown == _fmt(value) else f"{shown} = {_fmt(value)}"
     if value is None:
@@ -228,30 +253,45 @@ def check_select(ctx: "ReviewContext", module: "Module | None", query: Query, op
                 anchor=f"{query.anchor}|limit",
             )
         )
-    key = first_order_key(module, query, opts)
+    key = first_order_key(program, query, opts)
     fair = _is_fair(key, opts)
     if not fair:
-        findings.append(_order_finding(ctx, query, key, bound_text, opts))
+        unread = unread_spreads(program, where.args[0]) if pinned is None and where is not None else ()
+        findings.append(_order_finding(ctx, query, key, bound_text, opts, unread))
     return ScanResult("bounded", bound_text, key.column if fair and key else None, tuple(findings))
 
 
-def _order_finding(ctx: "ReviewContext", query: Query, key: OrderKey | None, bound_text: str, opts: Options) -> Finding:
+def _order_finding(
+    ctx: "ReviewContext", query: Query, key: OrderKey | None, bound_text: str, opts: Options, unread: tuple["Expr", ...] = ()
+) -> Finding:
     table = table_label(query)
+    unpinned = (
+        f" (Its `where` spreads {', '.join(f'`{e.normalized}`' for e in unread)}, which the reviewer cannot read: "
+        "if that pins one entity, this is not a scan.)"
+        if unread
+        else ""
+    )
     owner = owner_label(query)
     attempts = " or ".join(f"`{c}`" for c in opts.attempts_columns) or "an attempts column"
-    order = query.step("orderBy")
+    first = key.expr if key is not None else None
     order_loc = (
-        (Location(query.path, order.args[0].line, order.args[0].end_line, "the first sort key"),)
-        if order is not None and order.args
-        else ()
+        *((Location(first.path, first.line, first.end_line, "the first sort key"),) if first is not None else ()),
+        *query.earlier,
     )
     if key is not None and key.column is None and not key.is_column_ref:
+        unread = first is not None and first.kind == "spread_element"
+        what = (
+            f"the keys of `{key.text}`, which the reviewer cannot read (not a `const` array, nor a helper "
+            "returning an array literal)"
+            if unread
+            else f"`{key.text}`, which is not a column of {query.table}"
+        )
         return ctx.finding(
             "unresolved-order",
             title=f"Cannot read the scan order `{key.text}` in {owner}",
             message=(
-                f"The bounded scan of {table} orders first by `{key.text}`, which is not a column of "
-                f"{query.table}; fairness (attempts first: {attempts}) is not proven."
+                f"The bounded scan of {table} orders first by {what}; fairness (attempts first: {attempts}) "
+                f"is not proven.{unpinned}"
             ),
             location=loc(query),
             related=order_loc,
@@ -264,6 +304,7 @@ def _order_finding(ctx: "ReviewContext", query: Query, key: OrderKey | None, bou
         message=(
             f"The scan of {table} is bounded by `.limit({bound_text})` but {described}. It must order first by "
             f"{attempts} ascending (or a cursor) so rows whose wake failed or was a no-op sort behind fresh work."
+            f"{unpinned}"
         ),
         location=loc(query),
         related=order_loc,
@@ -274,4 +315,37 @@ def _order_finding(ctx: "ReviewContext", query: Query, key: OrderKey | None, bou
             "later Sessions are never woken or recovered, across restarts",
         ),
         anchor=f"{query.anchor}|order",
+    )
+
+
+def _built_elsewhere(query: Query) -> str:
+    if not query.earlier:
+        return ""
+    return (" The query is built across several places (see the related locations) and judged whole, "
+            "as if written in one chain.")
+
+
+def _unfollowed(ctx: "ReviewContext", query: Query, unread: tuple["Expr", ...], opts: Options) -> Finding:
+    """A select with no visible `.limit` whose bound may be set where the reviewer cannot see: its builder
+    is handed on (a call, a `let`, too many hops), or its `where` spreads conditions it cannot read."""
+    table = table_label(query)
+    owner = owner_label(query)
+    reasons: list[str] = []
+    if query.gave_up:
+        reasons.append(f"its builder {query.gave_up}, where a `.limit` may or may not be added")
+    if unread:
+        spreads = ", ".join(f"`{e.normalized}`" for e in unread)
+        reasons.append(f"its `where` spreads {spreads}, which the reviewer cannot read, so it may or may not "
+                       f"pin one entity ({', '.join(f'`{k}`' for k in sorted(opts.entity_keys))})")
+    return ctx.finding(
+        "unresolved-bound",
+        title=f"Cannot tell whether the scan of {query.table} in {owner} is bounded",
+        message=(
+            f"This select over {table} in {owner} has no `.limit(N)` the reviewer can see, and "
+            f"{'; and '.join(reasons)}. Check by hand that every run of it is bounded (`.limit(N)`, N <= "
+            f"{opts.bound}) or pinned to one entity."
+        ),
+        location=loc(query),
+        related=(*query.earlier, *(Location(e.path, e.line, e.end_line, "not read by the reviewer") for e in unread)),
+        anchor=f"{query.anchor}|limit",
     )

@@ -134,7 +134,8 @@ CHECKS: tuple[CheckSpec, ...] = (
             "Startup recovery and wake loops run on every boot and every tick. A scan without a limit reads "
             "the whole backlog at once: after an outage it loads thousands of rows, holds the SQLite writer, "
             "and wakes every Session together. Queries pinned to one entity (eq on session_id/id) or reading "
-            "one row (.get()) are not scans."
+            "one row (.get()) are not scans. A query built across statements or helpers (a builder bound to a "
+            "`const`, or returned by a helper and finished by its callers) is judged whole, where it is finished."
         ),
         bad=_BAD_UNBOUNDED,
         good=_GOOD_UNBOUNDED,
@@ -152,8 +153,15 @@ CHECKS: tuple[CheckSpec, ...] = (
         id=f"{FAMILY_ID}/unresolved-bound",
         severity=Severity.CONSIDER,
         title="Scan bound could not be resolved",
-        summary="A scan's .limit(...) argument is not a constant the reviewer can fold; check it by hand.",
-        why="The bound is only proven when the limit folds to a number; a runtime value may exceed it.",
+        summary=(
+            "A scan's .limit(...) argument is not a constant the reviewer can fold, or a scan with no visible "
+            "limit escapes (its builder is handed to a call, stored in a `let`, carried too far, or its `where` "
+            "spreads conditions that cannot be read); check it by hand."
+        ),
+        why=(
+            "The bound is only proven when the limit folds to a number; a runtime value may exceed it, and a "
+            "builder that leaves the reviewed code may be bounded, or not, where it ends up."
+        ),
         bad="export const scan = (db: Db, size: number) =>\n  db.select().from(SessionExecutionTable).orderBy(asc(SessionExecutionTable.wake_attempts)).limit(size).all()",
         good="const BATCH_SIZE = 100\n...\n  .limit(BATCH_SIZE)",
     ),

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 from reviewer.engine.api import Options
 from reviewer.rules.bounded_scan.chains import callee_name, resolve_column
+from reviewer.typescript import arguments_of
 
 if TYPE_CHECKING:
     from reviewer.typescript import Call, Expr, Function, Module, Program
@@ -33,21 +34,26 @@ def helper_function(
 
 def pins_entity(
     program: "Program", module: "Module | None", expr: "Expr", table: str, opts: Options, depth: int = 0
-) -> bool:
+) -> bool | None:
     """Does `expr` (a where condition) force an equality on the table's entity key?
 
     Only `eq(T.key, x)` directly or under `and(...)`: `or(...)` and anything
-    else may widen the result, so it does not pin.
+    else may widen the result, so it does not pin. The conditions of an `and`
+    may come from spreads of `const` arrays (`and(...mine)`); a name may stand
+    for a `const` condition (local or imported). None when it does not pin as
+    far as the reviewer reads, but a spread it cannot read (`and(...extra)`)
+    might hold the pin.
     """
     if expr is None or depth > 3:
         return False
+    if module is None or module.path != expr.path:
+        module = program.module(expr.path)
     call = expr.call
     if call is None:
-        ident = expr.identifier
-        if ident and module is not None:
-            constant = module.constant(ident)
+        if expr.kind in ("identifier", "member_expression"):
+            constant = program.bound_value(expr)
             if constant is not None:
-                return pins_entity(program, module, constant, table, opts, depth + 1)
+                return pins_entity(program, None, constant, table, opts, depth + 1)
         return False
     name = callee_name(call)
     if name == "eq":
@@ -57,11 +63,31 @@ def pins_entity(
                 return True
         return False
     if name == "and":
-        return any(pins_entity(program, module, a, table, opts, depth + 1) for a in call.args)
+        answers = [
+            None if a.kind == "spread_element" else pins_entity(program, None, a, table, opts, depth + 1)
+            for a in arguments_of(program, call)
+        ]
+        return True if any(answers) else (None if None in answers else False)
     helper = helper_function(program, module, call, expr.enclosing_function)
     if helper is None:
         return False
     return _helper_pins(program, helper, table, opts, depth + 1)
+
+
+def unread_spreads(program: "Program", expr: "Expr", depth: int = 0) -> tuple["Expr", ...]:
+    """The spreads in a condition's `and(...)`s (through `const` conditions and arrays) that the reviewer cannot read."""
+    if expr is None or depth > 3:
+        return ()
+    call = expr.call
+    if call is None:
+        constant = program.bound_value(expr) if expr.kind in ("identifier", "member_expression") else None
+        return unread_spreads(program, constant, depth + 1) if constant is not None else ()
+    if callee_name(call) != "and":
+        return ()
+    out: list["Expr"] = []
+    for arg in arguments_of(program, call):
+        out += [arg] if arg.kind == "spread_element" else unread_spreads(program, arg, depth + 1)
+    return tuple(out)
 
 
 def _helper_pins(program: "Program", helper: "Function", table: str, opts: Options, depth: int) -> bool:
@@ -73,11 +99,11 @@ def _helper_pins(program: "Program", helper: "Function", table: str, opts: Optio
     helper_module = program.module(helper.path)
     for call in calls:
         name = callee_name(call)
-        if name == "eq" and pins_entity(program, helper_module, call.expr, table, opts, depth):
+        if name == "eq" and pins_entity(program, helper_module, call.expr, table, opts, depth) is True:
             return True
         if name not in ("eq", "and") and depth < 3:
             nested = helper_function(program, helper_module, call, helper)
-            if nested is not None and nested is not helper and _helper_pins(program, nested, table, opts, depth + 1):
+            if nested is not None and nested is not helper and _helper_pins(program, nested, table, opts, depth + 1) is True:
                 return True
     return False
 
@@ -85,12 +111,23 @@ def _helper_pins(program: "Program", helper: "Function", table: str, opts: Optio
 def columns_in(
     program: "Program", module: "Module | None", expr: "Expr", table: str, opts: Options, depth: int = 0
 ) -> set[str]:
-    """Columns of `table` referenced anywhere in a condition (following helpers one level),
-    including `${T.col}` interpolations of raw `sql` templates."""
+    """Columns of `table` referenced anywhere in a condition (following helpers one level, `const`
+    conditions and spreads of `const` arrays a few), including `${T.col}` interpolations of raw
+    `sql` templates."""
     found: set[str] = set()
+    if module is None or module.path != expr.path:
+        module = program.module(expr.path)
+    if expr.call is None and expr.kind in ("identifier", "member_expression") and depth < 3:
+        constant = program.bound_value(expr)
+        if constant is not None:
+            return columns_in(program, None, constant, table, opts, depth + 1)
     for call in expr.calls:
         if is_raw_sql(call):
             found |= interpolated_columns(program, call, table, opts)
+        if depth < 3 and any(arg.kind == "spread_element" for arg in call.args):
+            for element in arguments_of(program, call):  # elements of `const` arrays spread into the call
+                if element.kind != "spread_element" and element not in call.args:
+                    found |= columns_in(program, None, element, table, opts, depth + 1)
         for arg in call.args:
             column = resolve_column(module, arg, opts)
             if column is not None and column[0] == table:
