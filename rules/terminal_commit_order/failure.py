@@ -55,8 +55,15 @@ def _sites(scan: Scan, publishes: Sequence[Call], helpers: Mapping[str, Function
     """Direct publishes plus calls of the helpers that make them (outside the helpers themselves)."""
     out = list(publishes)
     for call in fx.iter_calls(scan.program, scan.changed):
-        if call.method in helpers and fx.outer_named(call.enclosing, ("commit",)) is not helpers[call.method]:
-            out.append(call)
+        helper = helpers.get(call.method)
+        if helper is None or fx.outer_named(call.enclosing, ("commit",)) is helper:
+            continue
+        if fx.event_of(call):
+            continue  # `events.publish(Tool.Failed, ..)` is judged by its own event, not as a helper named `publish`
+        target = scan.program.function_of(call.callee_expr) if call.callee_expr is not None else None
+        if target is not None and (target.path, target.line) != (helper.path, helper.line):
+            continue  # resolves to another function of the same name
+        out.append(call)
     return fx.unique_in_key_order(out)
 
 
