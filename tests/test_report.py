@@ -159,3 +159,18 @@ def test_finding_id_is_stable_when_unrelated_lines_move(tmp_path: Path) -> None:
     moved = {"src/a.ts": "// a new header comment\n" + PATCHED["src/a.ts"]}
     second = _run(make_change(tmp_path / "two", BASE, moved), (_family("alpha", _flag_line_two),))
     assert first.findings[0].id == second.findings[0].id
+
+
+def test_findings_that_share_an_id_at_different_places_are_both_kept() -> None:
+    """The same statement written twice in one file is two defects, not one reached twice."""
+    from reviewer.engine.run import _distinct
+    from reviewer.report.model import Finding, Location, Severity
+
+    def at(line: int) -> Finding:
+        return Finding(rule="lease-renewal/release-outside-finalizer", severity=Severity.MUST_FIX, title="t",
+                       message="m", location=Location("a.ts", line, line), anchor="Claim.release(db, c)")
+
+    kept = _distinct([at(9), at(3), at(3)])
+    assert [f.location.line for f in kept] == [3, 3, 9]
+    assert len({f.id for f in kept}) == 2  # the two at line 3 are one defect; line 9 is another
+    assert kept[0].id == at(3).id  # the first keeps its id: stable when a second copy is added later

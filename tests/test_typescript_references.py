@@ -194,3 +194,27 @@ def test_var_declarations_are_indexed_and_are_no_aliases() -> None:
     """`var` has no `kind` field in the grammar; reading it as one crashed the walk."""
     program = Program({"a.ts": "function f() { var x = 1; var E = Effect; E.fork(x) }\nvar y = 2\n"}.get)
     assert [c.callee for c in program.module("a.ts").calls()] == ["E.fork"]
+
+
+def test_code_also_run_in_straight_line_code_gets_no_role_from_where_it_is_passed() -> None:
+    """A hostile patch must not make a mid-run release pass as a finalizer by also handing it to one."""
+    files = {
+        "a.ts": 'import { Effect } from "effect"\n'
+        "export const run = (db: any, c: any, work: any) => Effect.gen(function* () {\n"
+        "  const cleanup = Claim.release(db, c)\n"
+        "  yield* cleanup\n"
+        "  yield* work.pipe(Effect.ensuring(cleanup))\n"
+        "})\n"
+        "const handBack = (_exit: unknown) => Claim.clear(db, c)\n"
+        "export const early = (work: any) => Effect.gen(function* () {\n"
+        "  yield* handBack(undefined)\n"
+        "  yield* work.pipe(Effect.onExit(handBack))\n"
+        "})\n"
+        "const onlyPassed = (_exit: unknown) => Claim.drop(db, c)\n"
+        "export const late = (work: any) => work.pipe(Effect.onExit(onlyPassed), Effect.onExit((e) => onlyPassed(e)))\n"
+    }
+    program = Program(files.get, changed_lines={"a.ts": [1]})
+    roles = {c.callee: c.roles for c in program.module("a.ts").calls()}
+    assert roles["Claim.release"] == ()
+    assert roles["Claim.clear"] == ()
+    assert roles["Claim.drop"] == (Role.FINALIZER,)

@@ -7,7 +7,8 @@ invariant with an `error` finding: the verdict can only get stricter.
 from __future__ import annotations
 
 import traceback
-from typing import TYPE_CHECKING
+from dataclasses import replace
+from typing import TYPE_CHECKING, Iterable
 
 from reviewer.engine.budget import time_budget
 from reviewer.change.changeset import ChangeSet
@@ -41,7 +42,7 @@ def _error_result(family: Family, reason: str) -> InvariantResult:
 
 def _finish(family: Family, outcome: Outcome, config: Config, vocab: Vocabulary) -> InvariantResult:
     """The invariant of one family: its status derived here, never taken from the family."""
-    findings = tuple(f for f in outcome.findings if f.rule not in config.disabled)
+    findings = _distinct(f for f in outcome.findings if f.rule not in config.disabled)
     # A blocking finding is proof the family examined something, even when it
     # forgot to count it or the finding is then disabled.
     blocked = any(f.severity is not Severity.CONSIDER for f in outcome.findings)
@@ -50,6 +51,29 @@ def _finish(family: Family, outcome: Outcome, config: Config, vocab: Vocabulary)
     said = vocab.statement()
     summary = f"{outcome.summary}; {said}" if said else outcome.summary
     return InvariantResult(family.id, status, summary, findings, examined=examined, vocabulary=vocab.source)
+
+
+def _distinct(findings: "Iterable[Finding]") -> tuple[Finding, ...]:
+    """Findings whose ids collide at different places get an occurrence number in their anchor.
+
+    An id is (rule, path, anchor) so it survives lines moving; two identical
+    statements in one file (the same release written twice) would share it,
+    and the report, which lists one defect reached from two places once,
+    would show one of them. Occurrences are numbered in location order."""
+    ordered = sorted(findings, key=lambda f: f.sort_key())
+    places: dict[str, list[tuple[int, int] | None]] = {}
+    out: list[Finding] = []
+    for finding in ordered:
+        place = (finding.location.line, finding.location.end_line) if finding.location is not None else None
+        seen = places.setdefault(finding.id, [])
+        if place in seen or not seen:
+            if not seen:
+                seen.append(place)
+            out.append(finding)
+            continue
+        seen.append(place)
+        out.append(replace(finding, anchor=f"{finding.anchor or finding.title}#{len(seen)}"))
+    return tuple(out)
 
 
 def run_families(

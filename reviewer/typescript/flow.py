@@ -50,6 +50,31 @@ def later_uses(call: Call) -> tuple[Expr, ...]:
     return tuple(index.expr(node) for node in _reads(index, scope, name, declarator.end_byte))
 
 
+def name_reads(index: "ModuleIndex", binding: ts.Node) -> list[ts.Node] | None:
+    """Reads of the name a `const` declarator or a function declaration binds, after it, in the block
+    that declares it (rebinding functions and blocks skipped); None for anything else or past _MAX_USES."""
+    if binding.type == "variable_declarator":
+        declaration = index.parent(binding)
+        if not sx.is_const(declaration):
+            return None
+        name_node = sx.field(binding, "name")
+        holder = declaration
+    elif binding.type in ("function_declaration", "generator_function_declaration"):
+        name_node = sx.field(binding, "name")
+        holder = binding
+    else:
+        return None
+    if name_node is None or name_node.type != "identifier" or holder is None:
+        return None
+    scope = index.nearest(holder, "scope", _is_scope)
+    if scope is None:
+        return None
+    # A function declaration is hoisted: it may be read anywhere in its block.
+    after = binding.end_byte if binding.type == "variable_declarator" else scope.start_byte
+    reads = _reads(index, scope, sx.text(name_node), after)
+    return None if len(reads) >= _MAX_USES else [r for r in reads if r != name_node]
+
+
 def consumer(expr: Expr) -> Call | None:
     """The call that takes this value as its subject: `x.pipe(..)`, `pipe(x, ..)` or `H(x, ..)`."""
     index = expr._module.index

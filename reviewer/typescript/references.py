@@ -34,6 +34,7 @@ import tree_sitter as ts
 from reviewer.typescript import syntax as sx
 from reviewer.typescript.builders import callers_of
 from reviewer.typescript.expressions import Expr, Function
+from reviewer.typescript.flow import name_reads
 from reviewer.typescript.members import returns
 from reviewer.typescript.parse import node_lines
 from reviewer.typescript.roles import Role
@@ -135,7 +136,42 @@ class PassedRoles:
         targets = _targets(self._program, module, ref.node, 0)
         if targets is None:
             return None
-        return [_Region(target._module.path, target._node.start_byte, target._node.end_byte, roles) for target in targets]
+        return [
+            _Region(target._module.path, target._node.start_byte, target._node.end_byte, roles)
+            for target in targets
+            if self._only_passed(target, ref.role)
+        ]
+
+    def _only_passed(self, target: Expr, role: Role) -> bool:
+        """Whether the code a name stands for runs only in `role`: every read of the name hands it to a
+        combinator of that role, calls it inside such a region, or passes it on to a repository
+        function. A cleanup also run in straight-line code (`yield* cleanup`, `handBack()`) is
+        ordinary code: giving it the role would let a mid-run release pass as a finalizer."""
+        index = target._module.index
+        node = target._node
+        parent = index.parent(node)
+        if parent is not None and parent.type == "variable_declarator" and sx.field(parent, "value") == node:
+            binding = parent
+        elif node.type in ("function_declaration", "generator_function_declaration"):
+            binding = node
+        else:
+            return True  # an argument or a returned function: used where it is written
+        reads = name_reads(index, binding)
+        if reads is None:
+            return False
+        passed = self._passed_nodes(target._module.path, role)
+        if not all(read.start_byte in passed or _runs_in(self._program, target._module, read, role) for read in reads):
+            return False
+        # Calls from other files (an exported helper): the changed files are read too.
+        function = target.function
+        if function is None or not function.name:
+            return True
+        return all(role in call.local_roles for call in callers_of(self._program, function, self._program.changed_lines))
+
+    def _passed_nodes(self, path: str, role: Role) -> frozenset[int]:
+        module = self._program.module(path)
+        refs = module.index.role_refs if module is not None else ()
+        return frozenset(r.node.start_byte for r in refs if r.role is role)
 
 
 def _targets(program: "Program", module: "Module", node: ts.Node, hops: int) -> list[Expr] | None:
@@ -202,6 +238,20 @@ def _arguments(program: "Program", module: "Module", node: ts.Node, hops: int) -
         out.append(arg)  # the argument's own calls run in the role too
         out.extend(found)
     return out if sites else None
+
+
+def _runs_in(program: "Program", module: "Module", read: ts.Node, role: Role) -> bool:
+    """A read that calls the name inside a region of `role`, or hands it to a repository function."""
+    index = module.index
+    parent = index.parent(read)
+    if parent is not None and parent.type == "call_expression" and sx.field(parent, "function") == read:
+        call = index.call_at(parent)
+        return call is not None and role in call.local_roles
+    if parent is not None and parent.type == "arguments":
+        host = index.call_at(index.parent(parent))
+        callee = host.callee_expr if host is not None else None
+        return callee is not None and program.function_of(callee) is not None
+    return False
 
 
 def returned_functions(fn: Function) -> Iterator[Function]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from reviewer.engine import globs
 from reviewer.report.model import Finding, Location
 from reviewer.engine.api import Options
-from reviewer.typescript import Call, Expr, Program, Role, guards
+from reviewer.typescript import Call, Expr, Program, Role, callers_of, guards
 
 from reviewer.rules import _effect as fx
 from reviewer.rules.lease_renewal.coordinator import coordinator_locations, is_coordinator_interrupt
@@ -92,6 +92,7 @@ def _allowed_releases(scan: Scan) -> set[tuple[str, int, str]]:
             if len(args) > opts.coordinator_cleanup_arg:
                 roots.append(args[opts.coordinator_cleanup_arg])
     allowed: set[tuple[str, int, str]] = set()
+    spans = [(r.path, r.line, r.end_line) for r in roots]
     for root in roots:
         if isinstance(root, Call):
             if scan.is_release(root):
@@ -104,8 +105,29 @@ def _allowed_releases(scan: Scan) -> set[tuple[str, int, str]]:
                 if scan.is_release(inner):
                     allowed.add(fx.key(inner))
         for path in program.reaches(start, opts.release, max_depth=4):
-            allowed.add(fx.key(path[-1]))
+            if not _also_ordinary(scan, path, spans, site_paths):
+                allowed.add(fx.key(path[-1]))
     return allowed
+
+
+def _also_ordinary(scan: Scan, path: tuple[Call, ...], spans: list[tuple[str, int, int]], site_paths: set[str]) -> bool:
+    """Whether a helper on the way from a finalizer to the release is also called outside every
+    finalizer and coordinator cleanup: then the release also runs mid-run, and a finalizer that
+    calls the same helper must not make it look safe."""
+    searched = set(scan.changed) | site_paths
+    for call in path[1:]:
+        helper = call.enclosing
+        while helper is not None and not helper.name:
+            helper = helper.parent
+        if helper is None:
+            continue
+        for caller in callers_of(scan.program, helper, searched):
+            if Role.FINALIZER in caller.roles:
+                continue
+            if any(p == caller.path and line <= caller.line and caller.end_line <= end for p, line, end in spans):
+                continue
+            return True
+    return False
 
 
 def _outside_finding(scan: Scan, call: Call) -> Finding:
