@@ -173,6 +173,17 @@ def describe(fn: Function | None) -> str:
     return f"`{fn.name}`" if fn is not None and fn.name else "an anonymous function"
 
 
+def span(item: Call | Expr) -> tuple[str, int, int]:
+    """Where a call or expression is, to the byte: two calls on one line are not inside each other."""
+    node = item.expr._node if isinstance(item, Call) else item._node
+    return (item.path, node.start_byte, node.end_byte)
+
+
+def within(item: Call | Expr, outer: tuple[str, int, int]) -> bool:
+    path, start, end = span(item)
+    return path == outer[0] and outer[1] <= start and end <= outer[2]
+
+
 def loc(path: str, line: int, end_line: int, note: str = "") -> Location:
     return Location(path, line, max(line, end_line), note)
 

@@ -196,8 +196,9 @@ def test_var_declarations_are_indexed_and_are_no_aliases() -> None:
     assert [c.callee for c in program.module("a.ts").calls()] == ["E.fork"]
 
 
-def test_code_also_run_in_straight_line_code_gets_no_role_from_where_it_is_passed() -> None:
-    """A hostile patch must not make a mid-run release pass as a finalizer by also handing it to one."""
+def test_code_also_run_in_straight_line_code_is_not_confined_to_the_role_it_is_passed_into() -> None:
+    """A hostile patch must not make a mid-run release pass as a finalizer by also handing it to one:
+    it may run as a finalizer (`roles`), but not only as one (`confined_roles`)."""
     files = {
         "a.ts": 'import { Effect } from "effect"\n'
         "export const run = (db: any, c: any, work: any) => Effect.gen(function* () {\n"
@@ -214,7 +215,9 @@ def test_code_also_run_in_straight_line_code_gets_no_role_from_where_it_is_passe
         "export const late = (work: any) => work.pipe(Effect.onExit(onlyPassed), Effect.onExit((e) => onlyPassed(e)))\n"
     }
     program = Program(files.get, changed_lines={"a.ts": [1]})
-    roles = {c.callee: c.roles for c in program.module("a.ts").calls()}
-    assert roles["Claim.release"] == ()
-    assert roles["Claim.clear"] == ()
-    assert roles["Claim.drop"] == (Role.FINALIZER,)
+    calls = {c.callee: c for c in program.module("a.ts").calls()}
+    for name in ("Claim.release", "Claim.clear", "Claim.drop"):
+        assert calls[name].roles == (Role.FINALIZER,), name
+    assert calls["Claim.release"].confined_roles == ()
+    assert calls["Claim.clear"].confined_roles == ()
+    assert calls["Claim.drop"].confined_roles == (Role.FINALIZER,)

@@ -311,6 +311,15 @@ class Call:
         passed = self._module.program.passed_roles(self.path, self._node)
         return (*local, *(role for role in passed if role not in local)) if passed else local
 
+    @cached_property
+    def confined_roles(self) -> tuple[Role, ...]:
+        """The regions the call runs in wherever it runs: those written around it, and those its code is
+        passed into by name when every use of that name is in the role (confine.py). Rules that exempt
+        code in a role (a release in a finalizer) ask this, not `roles`."""
+        local = self.local_roles
+        passed = self._module.program.confined_roles(self.path, self._node)
+        return (*local, *(role for role in passed if role not in local)) if passed else local
+
     @property
     def role(self) -> Role:
         """The innermost role the call runs in (`roles[0]`), ORDINARY outside every region."""

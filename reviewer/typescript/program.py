@@ -443,6 +443,10 @@ class Program:
         """Roles code at `node` of `path` runs in because it is passed by name (see references.py)."""
         return self._passed.extra(path, node)
 
+    def confined_roles(self, path: str, node: ts.Node) -> tuple[Role, ...]:
+        """Roles passed by name that code at `node` runs in wherever it runs (see confine.py)."""
+        return self._passed.extra(path, node, confined=True)
+
     def unresolved_references(self, paths: str | Iterable[str]) -> list[Unresolved]:
         """Names passed to handler, finalizer or fork combinators in `paths` whose code could not be found
         (a parameter, a property of a runtime object): their bodies were not checked in that role."""

@@ -10,11 +10,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Iterable, Iterator
 
+import tree_sitter as ts
+
 from reviewer.typescript import syntax as sx
 from reviewer.typescript.expressions import Call, Expr, Function
 from reviewer.typescript.members import value_member
 
 if TYPE_CHECKING:
+    from reviewer.typescript.index import ModuleIndex
     from reviewer.typescript.program import Program
 
 _MAX_PATHS = 256  # reaches() stops enumerating after this many paths
@@ -94,7 +97,56 @@ def _reach(
             key = _key(function)
             if key in visited:
                 continue
-            _reach(program, function.all_calls, targets, (*prefix, call), visited | {key}, budget - 1, scope, found)
+            _reach(program, run_calls(function), targets, (*prefix, call), visited | {key}, budget - 1, scope, found)
+
+
+def run_calls(function: Function) -> tuple[Call, ...]:
+    """The calls that run when `function` is called: its own, and those of nested functions it hands to
+    a call (`Effect.gen(function* ..)`, `items.map((x) => ..)`), not of nested functions it only
+    defines (an object's methods, a `const` arrow, a returned function): those run when called."""
+    memo = function._module.index.memo("reach.run-calls")
+    key = function._node.id
+    known = memo.get(key)
+    if known is None:
+        known = memo[key] = tuple(c for c in function.all_calls if not _only_defined_between(c, function))
+    return known
+
+
+def _only_defined_between(call: Call, outer: Function) -> bool:
+    index = call._module.index
+    current = call.enclosing
+    while current is not None and current._node != outer._node:
+        if _defined_only(index, current._node):
+            return True
+        current = current.parent
+    return False
+
+
+def _defined_only(index: "ModuleIndex", node: ts.Node) -> bool:
+    """A function written as a value to keep (bound, stored in an object or class, returned) rather
+    than handed to a call."""
+    if node.type in ("method_definition", "function_declaration", "generator_function_declaration"):
+        return True
+    parent = index.parent(node)
+    while parent is not None and parent.type in ("parenthesized_expression", "as_expression", "satisfies_expression"):
+        parent = index.parent(parent)
+    if parent is None:
+        return False
+    if parent.type == "call_expression" and sx.field(parent, "function") is not None and sx.strip(sx.field(parent, "function")) != node:
+        # `Effect.fn("x")(function* ..)`: a curried wrapper is a definition when it is itself kept
+        return parent.type == "call_expression" and _kept(index, parent)
+    return parent.type in ("pair", "variable_declarator", "return_statement", "public_field_definition",
+                           "assignment_expression", "arrow_function", "export_statement")
+
+
+def _kept(index: "ModuleIndex", call: ts.Node) -> bool:
+    """Whether a wrapper call's value is kept rather than run: `const f = Effect.fn(..)(..)`, `{ f: Effect.fn(..)(..) }`."""
+    callee = sx.strip(sx.field(call, "function"))
+    if callee is None or callee.type != "call_expression":
+        return False  # `Effect.gen(fn)`, `xs.map(fn)`: the function runs with the call
+    parent = index.parent(call)
+    return parent is not None and parent.type in ("pair", "variable_declarator", "return_statement", "public_field_definition")
+
 
 def _entered(program: "Program", call: Call, scope: frozenset[str]) -> list[Function]:
     """Functions control may enter from `call`: its definition, and functions
@@ -126,6 +178,7 @@ def _entered(program: "Program", call: Call, scope: frozenset[str]) -> list[Func
             if "." in dotted and prop in program.roles.commit_hooks:
                 out.extend(_hooks(program, prop, scope | {call.path}))
     return out
+
 
 def _hooks(program: "Program", prop: str, scope: frozenset[str]) -> list[Function]:
     """Commit hooks named `prop` defined in the reviewed files: what an

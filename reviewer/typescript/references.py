@@ -34,7 +34,7 @@ import tree_sitter as ts
 from reviewer.typescript import syntax as sx
 from reviewer.typescript.builders import callers_of
 from reviewer.typescript.expressions import Expr, Function
-from reviewer.typescript.flow import name_reads
+from reviewer.typescript.confine import confined
 from reviewer.typescript.members import returns
 from reviewer.typescript.parse import node_lines
 from reviewer.typescript.roles import Role
@@ -64,6 +64,7 @@ class _Region:
     start: int
     end: int
     roles: tuple[Role, ...]  # the role given, then the roles around the passing site
+    confined: bool  # the code runs nowhere but in the role given (confine.py)
 
 
 class PassedRoles:
@@ -75,9 +76,14 @@ class PassedRoles:
         self._own: dict[str, tuple[_Region, ...]] = {}
         self._unresolved: dict[str, tuple[Unresolved, ...]] = {}
 
-    def extra(self, path: str, node: ts.Node) -> tuple[Role, ...]:
-        """Roles a node of `path` runs in by reference, innermost first."""
-        regions = [r for r in self._regions(path) if r.start <= node.start_byte and node.end_byte <= r.end]
+    def extra(self, path: str, node: ts.Node, confined: bool = False) -> tuple[Role, ...]:
+        """Roles a node of `path` runs in by reference, innermost first; with `confined`, only those
+        it runs in wherever it runs."""
+        regions = [
+            r
+            for r in self._regions(path)
+            if r.start <= node.start_byte and node.end_byte <= r.end and (r.confined or not confined)
+        ]
         if not regions:
             return ()
         regions.sort(key=lambda r: r.end - r.start)
@@ -137,41 +143,26 @@ class PassedRoles:
         if targets is None:
             return None
         return [
-            _Region(target._module.path, target._node.start_byte, target._node.end_byte, roles)
+            _Region(
+                target._module.path,
+                target._node.start_byte,
+                target._node.end_byte,
+                roles,
+                confined(self._program, target, ref.role, self._passed_nodes),
+            )
             for target in targets
-            if self._only_passed(target, ref.role)
         ]
 
-    def _only_passed(self, target: Expr, role: Role) -> bool:
-        """Whether the code a name stands for runs only in `role`: every read of the name hands it to a
-        combinator of that role, calls it inside such a region, or passes it on to a repository
-        function. A cleanup also run in straight-line code (`yield* cleanup`, `handBack()`) is
-        ordinary code: giving it the role would let a mid-run release pass as a finalizer."""
-        index = target._module.index
-        node = target._node
-        parent = index.parent(node)
-        if parent is not None and parent.type == "variable_declarator" and sx.field(parent, "value") == node:
-            binding = parent
-        elif node.type in ("function_declaration", "generator_function_declaration"):
-            binding = node
-        else:
-            return True  # an argument or a returned function: used where it is written
-        reads = name_reads(index, binding)
-        if reads is None:
-            return False
-        passed = self._passed_nodes(target._module.path, role)
-        if not all(read.start_byte in passed or _runs_in(self._program, target._module, read, role) for read in reads):
-            return False
-        # Calls from other files (an exported helper): the changed files are read too.
-        function = target.function
-        if function is None or not function.name:
-            return True
-        return all(role in call.local_roles for call in callers_of(self._program, function, self._program.changed_lines))
-
     def _passed_nodes(self, path: str, role: Role) -> frozenset[int]:
-        module = self._program.module(path)
-        refs = module.index.role_refs if module is not None else ()
-        return frozenset(r.node.start_byte for r in refs if r.role is role)
+        """Start bytes of the nodes `path` hands to combinators of `role` (remembered per file)."""
+        memo = self._program.memo("references.passed-nodes")
+        key = (path, role)
+        known = memo.get(key)
+        if known is None:
+            module = self._program.module(path)
+            refs = module.index.role_refs if module is not None else ()
+            known = memo[key] = frozenset(r.node.start_byte for r in refs if r.role is role)
+        return known
 
 
 def _targets(program: "Program", module: "Module", node: ts.Node, hops: int) -> list[Expr] | None:
@@ -181,10 +172,15 @@ def _targets(program: "Program", module: "Module", node: ts.Node, hops: int) -> 
     expr = module.index.expr(node)
     if node.type == "call_expression":
         # Written inline, a call's own code already carries the role; what is
-        # left to find is a function it returns (a curried handler).
+        # left to find is a function it returns (a curried handler), and the
+        # named effects it is built from (`cleanup.pipe(Effect.orDie)`,
+        # `Effect.orDie(cleanup)`), which run where it runs.
         callee = sx.field(node, "function")
         fn = program.function_of(module.index.expr(callee)) if callee is not None else None
-        return [r.expr for r in returned_functions(fn)] if fn is not None else []
+        out = [r.expr for r in returned_functions(fn)] if fn is not None else []
+        for subject in _subjects(node):
+            out.extend(_targets(program, module, subject, hops + 1) or ())
+        return out
     if node.type in ("arrow_function", "function_expression", "object", "array"):
         return [expr]  # an argument written inline at a call site (see _arguments)
     fn = program.function_of(expr)
@@ -200,6 +196,23 @@ def _targets(program: "Program", module: "Module", node: ts.Node, hops: int) -> 
     if passed is not None:
         return passed
     return None if _user_code(program, module, node) else []
+
+
+def _subjects(call: ts.Node) -> list[ts.Node]:
+    """Names an effect expression is built from: the root of `x.pipe(..)`/`x.a().b()` and a data-first
+    call's first argument when it is a name (`Effect.orDie(cleanup)`)."""
+    out: list[ts.Node] = []
+    node: ts.Node | None = call
+    while node is not None and node.type == "call_expression":
+        args = sx.named(sx.field(node, "arguments")) if sx.field(node, "arguments") is not None else []
+        first = sx.strip(args[0]) if args else None
+        if first is not None and first.type == "identifier":
+            out.append(first)
+        callee = sx.strip(sx.field(node, "function"))
+        node = sx.strip(sx.field(callee, "object")) if callee is not None and callee.type == "member_expression" else None
+    if node is not None and node.type == "identifier":
+        out.append(node)
+    return out
 
 
 def _arguments(program: "Program", module: "Module", node: ts.Node, hops: int) -> list[Expr] | None:
@@ -238,20 +251,6 @@ def _arguments(program: "Program", module: "Module", node: ts.Node, hops: int) -
         out.append(arg)  # the argument's own calls run in the role too
         out.extend(found)
     return out if sites else None
-
-
-def _runs_in(program: "Program", module: "Module", read: ts.Node, role: Role) -> bool:
-    """A read that calls the name inside a region of `role`, or hands it to a repository function."""
-    index = module.index
-    parent = index.parent(read)
-    if parent is not None and parent.type == "call_expression" and sx.field(parent, "function") == read:
-        call = index.call_at(parent)
-        return call is not None and role in call.local_roles
-    if parent is not None and parent.type == "arguments":
-        host = index.call_at(index.parent(parent))
-        callee = host.callee_expr if host is not None else None
-        return callee is not None and program.function_of(callee) is not None
-    return False
 
 
 def returned_functions(fn: Function) -> Iterator[Function]:

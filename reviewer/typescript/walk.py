@@ -331,6 +331,9 @@ class _Walker:
             self.regions.setdefault(target.id, []).append(role)
             # Code passed by name gets its role where it is passed (references.py).
             inner = sx.strip(target)
+            if inner is not None and inner.type == "arrow_function":
+                body = sx.strip(sx.field(inner, "body"))  # `() => cleanup` returns the named effect
+                inner = body if body is not None and body.type in ("identifier", "member_expression") else None
             if inner is not None and inner.type in _REFERENCES:
                 self.role_refs.append((inner, role, call))
 

@@ -38,7 +38,7 @@ from reviewer.rules import _effect as fx
 from reviewer.rules.bounded_scan.chains import Query, queries
 from reviewer.rules.bounded_scan.select import check_select
 
-from reviewer.typescript import repeating_spans
+from reviewer.typescript import repeating_spans, run_calls
 
 if TYPE_CHECKING:
     from reviewer.engine.context import ReviewContext
@@ -193,7 +193,12 @@ def _waits(program: "Program", call: "Call", opts: Options) -> bool:
 
 
 def _candidates(program: "Program", call: "Call") -> list["Function"]:
-    """What a call may run: the model's definition, else same-named functions of the caller's imports."""
+    """What a call may run: the function the model resolves its callee to (definitions, methods of objects,
+    factories' results and instances), else same-named functions of the caller's imports."""
+    callee = call.callee_expr
+    resolved = program.function_of(callee) if callee is not None else None
+    if resolved is not None:
+        return [resolved]
     if call.callee_text:
         definition = program.definition(call.path, call.callee_text)
         if definition is not None:
@@ -210,12 +215,15 @@ def _candidates(program: "Program", call: "Call") -> list["Function"]:
     return out
 
 
-def reached(program: "Program", origin: Origin, depth: int) -> Iterator[tuple[str, tuple[int, int], Reach]]:
-    """Every function `origin` reaches within `depth` calls, each once, breadth first, as the path and
-    lines that run (the origin's own span first, then whole functions)."""
+def reached(
+    program: "Program", origin: Origin, depth: int
+) -> Iterator[tuple[str, tuple[int, int], Reach, frozenset[int] | None]]:
+    """Every function `origin` reaches within `depth` calls, each once, breadth first, as the path, the
+    lines, how, and the ids of the calls that run when it is called (None for the origin's own span:
+    all of it runs). A factory's methods are not run by calling the factory (`run_calls`)."""
     seen: set[int] = set()
     start = Reach(origin, ())
-    yield origin.path, origin.span, start
+    yield origin.path, origin.span, start, None
     frontier: list[tuple[list["Call"], Reach]] = [(list(origin.calls), start)]
     for _ in range(depth):
         following: list[tuple[list["Call"], Reach]] = []
@@ -226,8 +234,9 @@ def reached(program: "Program", origin: Origin, depth: int) -> Iterator[tuple[st
                         continue
                     seen.add(id(target))
                     step = Reach(how.origin, (*how.calls, call))
-                    following.append((list(target.all_calls), step))
-                    yield target.path, (target.line, target.end_line), step
+                    runs = run_calls(target)
+                    following.append((list(runs), step))
+                    yield target.path, (target.line, target.end_line), step, frozenset(id(c) for c in runs)
         frontier = following
 
 
@@ -253,7 +262,7 @@ def role_scans(ctx: "ReviewContext", modules: list["Module"], opts: Options) -> 
     findings: list[Finding] = []
     judged: set[tuple[str, int]] = set()
     for origin in origins:
-        for path, span, how in reached(program, origin, opts.max_helper_depth):
+        for path, span, how, runs in reached(program, origin, opts.max_helper_depth):
             module = program.module(path)
             if module is None:
                 continue
@@ -261,6 +270,8 @@ def role_scans(ctx: "ReviewContext", modules: list["Module"], opts: Options) -> 
                 key = (query.path, query.line)
                 if query.kind != "select" or not _inside(query, path, span) or key in judged or query.table in opts.tables:
                     continue
+                if runs is not None and query.steps and id(query.steps[-1]) not in runs:
+                    continue  # only defined in the function reached (a factory's method), not run by it
                 judged.add(key)
                 result = check_select(ctx, module, query, _with_table(ctx, opts, query.table))
                 findings += [_reached(f, how) for f in result.findings if f.rule in _BOUND_CHECKS]

@@ -38,7 +38,7 @@ def check_release_sites(scan: Scan) -> None:
         if fx.key(call) in allowed:
             continue
         if globs.matches(call.path, opts.allowed_release_sites) and (
-            Role.FINALIZER in call.roles or fx.matches(call.callee, opts.stale_claim_cleanup)
+            Role.FINALIZER in call.confined_roles or fx.matches(call.callee, opts.stale_claim_cleanup)
         ):
             continue
         if _rolls_back(scan, call):
@@ -78,7 +78,7 @@ def _allowed_releases(scan: Scan) -> set[tuple[str, int, str]]:
     site_paths = set(fx.tree_paths(scan.ctx, opts.allowed_release_sites)) | {
         p for p in scan.changed if globs.matches(p, opts.allowed_release_sites)
     }
-    finalizer_calls = [c for c in fx.iter_calls(program, site_paths) if Role.FINALIZER in c.roles]
+    finalizer_calls = [c for c in fx.iter_calls(program, site_paths) if Role.FINALIZER in c.confined_roles]
     covered: set[int] = set()
     # Outermost first: a call nested in another finalizer call is covered by the outer one's reach.
     for call in sorted(finalizer_calls, key=lambda c: (c.path, c.line, -c.end_line)):  # stable: outer calls first
@@ -92,7 +92,7 @@ def _allowed_releases(scan: Scan) -> set[tuple[str, int, str]]:
             if len(args) > opts.coordinator_cleanup_arg:
                 roots.append(args[opts.coordinator_cleanup_arg])
     allowed: set[tuple[str, int, str]] = set()
-    spans = [(r.path, r.line, r.end_line) for r in roots]
+    spans = [fx.span(r) for r in roots]
     for root in roots:
         if isinstance(root, Call):
             if scan.is_release(root):
@@ -122,9 +122,9 @@ def _also_ordinary(scan: Scan, path: tuple[Call, ...], spans: list[tuple[str, in
         if helper is None:
             continue
         for caller in callers_of(scan.program, helper, searched):
-            if Role.FINALIZER in caller.roles:
+            if Role.FINALIZER in caller.confined_roles:
                 continue
-            if any(p == caller.path and line <= caller.line and caller.end_line <= end for p, line, end in spans):
+            if any(fx.within(caller, span) for span in spans):
                 continue
             return True
     return False
