@@ -367,16 +367,18 @@ def stages_of(call: Call, hops: int = 3) -> list[Stage]:
 
 
 def _continued(call: Call, hops: int) -> list[Stage]:
-    """The stages applied at the first later read of the `const` `call`'s value is bound to."""
+    """The stages applied at every later read of the `const` `call`'s value is bound to, read by read
+    (a harmless first use must not hide a later `.pipe(Effect.ignore)`)."""
+    out: list[Stage] = []
     for use in later_uses(call):
         taker = consumer(use)
         if taker is None:
             continue
-        out = [Stage(taker.expr, taker.callee, taker, wraps=True)]
+        out.append(Stage(taker.expr, taker.callee, taker, wraps=True))
         if taker.method == "pipe" or taker.callee in ("pipe", "Function.pipe"):
             out.extend(Stage(expr, name, expr.call) for expr in taker.pipe_stages if (name := ref_name(expr)))
-        return out + stages_of(taker, hops)
-    return []
+        out.extend(stages_of(taker, hops))
+    return out
 
 
 def _piped(call: Call) -> list[Stage]:

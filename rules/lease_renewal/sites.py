@@ -10,7 +10,7 @@ from __future__ import annotations
 from reviewer.engine import globs
 from reviewer.report.model import Finding, Location
 from reviewer.engine.api import Options
-from reviewer.typescript import Call, Expr, Program, Role, callers_of, guards
+from reviewer.typescript import Call, Expr, Program, Role, callers_of, guards, run_calls
 
 from reviewer.rules import _effect as fx
 from reviewer.rules.lease_renewal.coordinator import coordinator_locations, is_coordinator_interrupt
@@ -55,9 +55,13 @@ def _rolls_back(scan: Scan, release: Call) -> bool:
     # The acquire must run whenever the release does: under no condition (and in no callback
     # region) the release is not under too. A dead `if (never) acquire()` proves nothing.
     release_guards = {(g.test, g.holds, g.kind) for g in guards(release, fn)}
-    for call in fn.all_calls:
+    claim = release.args[-1].normalized if release.args else None
+    # Only acquires that run with the function (not in a closure it merely defines), of the same claim.
+    for call in run_calls(fn):
         if not fx.matches(call.callee, scan.opts.acquire) or (call.line, call.end_line) >= (release.line, release.line):
             continue
+        if claim is None or (call.binding != ("bound", claim) and all(arg.normalized != claim for arg in call.args)):
+            continue  # `const claim = yield* acquire(..)` or `acquire(db, claim)`: the claim released
         if Role.FAILURE_HANDLER in call.roles and Role.FAILURE_HANDLER not in release.roles:
             continue  # runs only on a failure the release's path need not take
         if all((g.test, g.holds, g.kind) in release_guards for g in guards(call, fn)):
