@@ -175,8 +175,7 @@ def describe(fn: Function | None) -> str:
 
 def span(item: Call | Expr) -> tuple[str, int, int]:
     """Where a call or expression is, to the byte: two calls on one line are not inside each other."""
-    node = item.expr._node if isinstance(item, Call) else item._node
-    return (item.path, node.start_byte, node.end_byte)
+    return item.span
 
 
 def within(item: Call | Expr, outer: tuple[str, int, int]) -> bool:

@@ -236,18 +236,41 @@ def callers_of(program: "Program", function: Function, paths: str | Iterable[str
     by path then document order."""
     if function.name is None:
         return ()
-    searched = {paths} if isinstance(paths, str) else set(paths)
+    if paths is program.changed_lines:
+        # Asked for every handler and parameter of a large change: the changed files'
+        # calls are indexed by name once per Program, not walked file by file each time.
+        named = list(_changed_calls_named(program, function.name))
+        if function.path not in program.changed_lines:
+            own = program.module(function.path)
+            named = [*(_calls_named(own, function.name) if own is not None else ()), *named]
+            named.sort(key=lambda c: c.path)
+    else:
+        searched = {paths} if isinstance(paths, str) else set(paths)
+        named = [
+            call
+            for path in sorted(searched | {function.path})
+            if (module := program.module(path)) is not None
+            for call in _calls_named(module, function.name)
+        ]
     out: list[Call] = []
-    for path in sorted(searched | {function.path}):
-        module = program.module(path)
-        if module is None:
-            continue
-        for call in _calls_named(module, function.name):
-            callee = call.callee_expr
-            target = program.function_of(callee) if callee is not None else None
-            if target is not None and target.path == function.path and target._node == function._node:
-                out.append(call)
+    for call in named:
+        callee = call.callee_expr
+        target = program.function_of(callee) if callee is not None else None
+        if target is not None and target.path == function.path and target._node == function._node:
+            out.append(call)
     return tuple(out)
+
+
+def _changed_calls_named(program: "Program", method: str) -> list[Call]:
+    """Calls of the changed files whose callee's last segment is `method`, by path then document order."""
+    table = program.memo("changed-calls-by-method")
+    if not table:
+        for path in sorted(program.changed_lines):
+            module = program.module(path)
+            for call in module.calls() if module is not None else ():
+                table.setdefault(call.method, []).append(call)
+        table.setdefault(None, [])  # marks the table built
+    return table.get(method, [])
 
 
 def _calls_named(module: "Module", method: str) -> list[Call]:

@@ -268,12 +268,11 @@ def _object_mutated(module: "Module", name: str) -> bool:
     for call in module.calls():
         if call.callee == "Object.assign" and call.args and call.args[0].identifier == name:
             return True
-    # Member writes are found from the name's own reads, not from every member of the file.
-    for node in _identifier_nodes(module, name):
-        parent = index.parent(node)
-        if parent is None or parent.type not in ("member_expression", "subscript_expression"):
-            continue
-        if sx.field(parent, "object") != node:
+    # Member writes are found among the member reads the index already holds (no table of its own:
+    # one per file of a large review added up to hundreds of megabytes).
+    for parent in (node for nodes in index._members.values() for node in nodes):
+        target = sx.field(parent, "object")
+        if target is None or target.type != "identifier" or sx.text(target) != name:
             continue
         outer = index.parent(parent)
         if outer is None:
@@ -285,28 +284,3 @@ def _object_mutated(module: "Module", name: str) -> bool:
     return False
 
 
-# Per module: identifier name -> its nodes, in document order (one walk, on first need).
-_IDENTIFIER_TYPES = frozenset({"identifier", "shorthand_property_identifier"})
-
-
-def _identifier_nodes(module: "Module", name: str) -> list[ts.Node]:
-    """Every `identifier` (and shorthand `{ name }`) node spelled `name` in the module, in document order."""
-    table = module.index.memo("collections.identifiers")
-    if not table:
-        table.update(_identifier_table(module.root))
-        table.setdefault(None, [])  # marks the table built, even for a file without identifiers
-    return table.get(name, [])
-
-
-def _identifier_table(root: ts.Node) -> dict[str, list[ts.Node]]:
-    table: dict[str, list[ts.Node]] = {}
-    cursor = root.walk()
-    while True:
-        node = cursor.node
-        if node is not None and node.type in _IDENTIFIER_TYPES:
-            table.setdefault(sx.text(node), []).append(node)
-        if cursor.goto_first_child():
-            continue
-        while not cursor.goto_next_sibling():
-            if not cursor.goto_parent():
-                return table

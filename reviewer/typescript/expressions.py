@@ -80,6 +80,11 @@ class Expr:
         return (self.path, self._node.start_byte, self._node.end_byte, self.kind)
 
     @property
+    def span(self) -> tuple[str, int, int]:
+        """(path, start byte, end byte): where it is, finer than lines (two calls on one line differ)."""
+        return (self.path, self._node.start_byte, self._node.end_byte)
+
+    @property
     def text(self) -> str:
         """The source as written."""
         return _small_cached(self, "_text", lambda: sx.text(self._node))
@@ -302,7 +307,7 @@ class Call:
     def __repr__(self) -> str:
         return f"Call({self.callee} {self.path}:{self.line})"
 
-    @cached_property
+    @property
     def roles(self) -> tuple[Role, ...]:
         """The regions the call runs in, innermost first, each role once: those written around it, then
         those its code is passed into by name (`Effect.catchAll(onFailure)` makes `onFailure`'s calls
@@ -311,7 +316,12 @@ class Call:
         passed = self._module.program.passed_roles(self.path, self._node)
         return (*local, *(role for role in passed if role not in local)) if passed else local
 
-    @cached_property
+    @property
+    def span(self) -> tuple[str, int, int]:
+        """(path, start byte, end byte) of the call expression."""
+        return (self.path, self._node.start_byte, self._node.end_byte)
+
+    @property
     def confined_roles(self) -> tuple[Role, ...]:
         """The regions the call runs in wherever it runs: those written around it, and those its code is
         passed into by name when every use of that name is in the role (confine.py). Rules that exempt

@@ -39,6 +39,17 @@ def later_uses(call: Call) -> tuple[Expr, ...]:
         return ()
     index = call._module.index
     declarator = index.nearest(call._node, "declarator", _is_declarator)
+    if declarator is None:
+        return ()
+    # Every link of a chain is bound to the same declarator: its reads are found once.
+    memo = index.memo("flow.later-uses")
+    known = memo.get((declarator.id, name))
+    if known is None:
+        known = memo[(declarator.id, name)] = _later_uses(index, declarator, name)
+    return known
+
+
+def _later_uses(index: "ModuleIndex", declarator: ts.Node, name: str) -> tuple[Expr, ...]:
     if declarator is None or declarator.type != "variable_declarator" or sx.text(sx.field(declarator, "name")) != name:
         return ()
     declaration = index.parent(declarator)
@@ -96,11 +107,14 @@ def consumer(expr: Expr) -> Call | None:
 
 
 def _reads(index: "ModuleIndex", scope: ts.Node, name: str, after: int) -> list[ts.Node]:
+    """Identifiers spelled `name` inside `scope` from byte `after` on that read the binding declared
+    there: not its declaration, not inside a function that rebinds the name or a block that
+    redeclares it. A walk of the scope (callers remember the answer per declaration)."""
     out: list[ts.Node] = []
     stack = [child for child in reversed(scope.named_children) if child.end_byte > after]
     while stack and len(out) < _MAX_USES:
         node = stack.pop()
-        if node.start_byte < after and node.end_byte <= after:
+        if node.end_byte <= after:
             continue
         kind = node.type
         if kind == "identifier":

@@ -79,10 +79,13 @@ class PassedRoles:
     def extra(self, path: str, node: ts.Node, confined: bool = False) -> tuple[Role, ...]:
         """Roles a node of `path` runs in by reference, innermost first; with `confined`, only those
         it runs in wherever it runs."""
+        # Asked for every call a rule looks at (not kept on the call: a cache per call costs more
+        # memory than a lookup here, where most files have no region at all).
+        candidates = self._regions(path)
+        if not candidates:
+            return ()
         regions = [
-            r
-            for r in self._regions(path)
-            if r.start <= node.start_byte and node.end_byte <= r.end and (r.confined or not confined)
+            r for r in candidates if r.start <= node.start_byte and node.end_byte <= r.end and (r.confined or not confined)
         ]
         if not regions:
             return ()
@@ -97,13 +100,13 @@ class PassedRoles:
         self._own_regions(path)
         return self._unresolved.get(path, ())
 
-    def _regions(self, path: str) -> list[_Region]:
+    def _regions(self, path: str) -> "tuple[_Region, ...] | list[_Region]":
         shared = self._shared
         if shared is None:
             shared = self._shared = self._from_changed()
         own = self._own_regions(path)
         more = shared.get(path)
-        return [*own, *more] if more else list(own)
+        return [*own, *more] if more else own
 
     def _own_regions(self, path: str) -> tuple[_Region, ...]:
         if path not in self._own:

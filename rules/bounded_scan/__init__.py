@@ -115,7 +115,7 @@ def run(ctx: "ReviewContext") -> Outcome:
     modules: list["Module"] = [m for m in (program.module(cf.path) for cf in files) if m is not None]
     # Where a builder opened in a changed file may be finished: the changed scan-path files and
     # the scan-path files that import one of them (their queries are judged whole, located there).
-    callers = [m.path for m in modules] + [m.path for m in importers(ctx, modules, opts)]
+    callers = frozenset([m.path for m in modules] + [m.path for m in importers(ctx, modules, opts)])
     judged: set[tuple] = set()
     for cf in files:
         module = program.module(cf.path)

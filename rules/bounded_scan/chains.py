@@ -160,7 +160,10 @@ def queries(
     """
     if module is None:
         return []
-    key = (module.path, id(opts), any_table, frozenset(callers))
+    # The same callers for every module of a run: one frozenset, shared by every key (a copy per
+    # module held thousands of paths each on a large review).
+    shared = callers if isinstance(callers, frozenset) else frozenset(callers)
+    key = (module.path, id(opts), any_table, shared)
     memo = module.program.memo("bounded-scan.queries")
     known = memo.get(key)
     if known is None or known[0] is not opts:

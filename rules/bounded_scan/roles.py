@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import dataclasses
 import posixpath
+import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Iterator
 
@@ -89,7 +90,17 @@ class Reach:
 
 def importers(ctx: "ReviewContext", modules: list["Module"], opts: Options) -> list["Module"]:
     """Unchanged scan-path modules that import a changed one: their entry points may reach
-    a helper the patch changed (the restart code untouched, its scan loosened)."""
+    a helper the patch changed (the restart code untouched, its scan loosened). Remembered per
+    Program for the same modules and options (two checks ask)."""
+    memo = ctx.program.memo("bounded-scan.importers")
+    key = (tuple(m.path for m in modules), id(opts))
+    known = memo.get(key)
+    if known is None or known[0] is not opts:
+        known = memo[key] = (opts, _importers(ctx, modules, opts))
+    return list(known[1])
+
+
+def _importers(ctx: "ReviewContext", modules: list["Module"], opts: Options) -> list["Module"]:
     changed = {m.path for m in modules}
     stems = {posixpath.splitext(posixpath.basename(p))[0] for p in changed}
     found: set[str] = set()
@@ -100,13 +111,23 @@ def importers(ctx: "ReviewContext", modules: list["Module"], opts: Options) -> l
     out: list["Module"] = []
     for path in sorted(found):
         text = ctx.patched.text(path) or ""
-        # Cheap first: a file that never spells a changed file's name cannot import it.
-        if not any(stem in text for stem in stems):
+        # Cheap first: a file that never spells a changed file's name cannot import it (one pass
+        # over its words, not one search per changed file).
+        if stems.isdisjoint(_path_words(text)):
             continue
         module = ctx.program.module(path)
         if module is not None and any(imp.module in changed for imp in module.imports.values()):
             out.append(module)
     return out
+
+
+_PATH_PART = re.compile(r"[^\s\"'`/\\;,(){}\[\]]+")
+
+
+def _path_words(text: str) -> set[str]:
+    """Every word a module specifier could end in (`./store/runs.js` gives `runs.js` and `runs`)."""
+    words = set(_PATH_PART.findall(text))
+    return words | {posixpath.splitext(w)[0] for w in words}
 
 
 def entry_points(modules: list["Module"], opts: Options) -> list[Origin]:
