@@ -21,7 +21,7 @@ from reviewer.typescript.mentions import (
 from reviewer.typescript.module import Import, Module
 from reviewer.typescript.program import Program
 from reviewer.typescript.reach import run_calls
-from reviewer.typescript.references import Unresolved
+from reviewer.typescript.references import Unresolved, returned_functions
 from reviewer.typescript.roles import DEFAULT_ROLES, Role, RoleTable
 from reviewer.typescript.statements import Guard, GuardPath, guard_path, guards
 from reviewer.typescript.collections import (
@@ -65,6 +65,7 @@ __all__ = [
     "mentions_name",
     "mentions_string",
     "repeating_spans",
+    "returned_functions",
     "run_calls",
     "names_in",
     "statement_of",

@@ -11,7 +11,7 @@ from typing import Callable
 
 from reviewer.report.model import Finding, Location
 from reviewer.engine.api import Options
-from reviewer.typescript import Atom, Call, Exit, Expr, Program, exits, mentions_string
+from reviewer.typescript import Atom, Call, Exit, Expr, Program, exits, mentions_string, returned_functions
 
 from reviewer.rules import _effect as fx
 from reviewer.rules.lease_renewal.coordinator import is_coordinator_interrupt
@@ -75,12 +75,29 @@ def check_lost(scan: Scan) -> None:
     )
 
 
+def _written(program: Program, handler: Expr) -> Expr:
+    """The code a handler argument stands for: itself when written inline; the function or `const` a
+    name denotes (`Effect.catchAll(swallow)`); the function a curried call returns (`quietly()`)."""
+    if handler.function is not None:
+        return handler
+    call = handler.call
+    if call is not None and call.callee_expr is not None:
+        maker = program.function_of(call.callee_expr)
+        inner = next(iter(returned_functions(maker)), None) if maker is not None else None
+        return inner.expr if inner is not None else handler
+    fn = program.function_of(handler)
+    if fn is not None:
+        return fn.expr
+    value = program.bound_value(handler)
+    return value if value is not None else handler
+
+
 def _lost_handler(scan: Scan, call: Call) -> tuple[Expr | None, str]:
     """The handler of a catch that can see a lost claim, and how it sees it."""
     opts = scan.opts
     if not scan.is_catch(call):
         return None, ""  # decided before reading the arguments: most calls are not catches
-    args = call.args
+    args = tuple(_written(scan.program, a) for a in call.args)
     if not args:
         return None, ""
     if fx.matches(call.callee, opts.catch_tag):
@@ -93,6 +110,7 @@ def _lost_handler(scan: Scan, call: Call) -> tuple[Expr | None, str]:
         for arg in args:
             for name, value in arg.props:
                 if name in shorts:
+                    value = _written(scan.program, value)
                     return value, f"`{fx.strip_call_marks(call.callee)}({{ {name}: .. }})` catches the lost claim"
         return None, ""
     if fx.matches(call.callee, opts.catch_all):
