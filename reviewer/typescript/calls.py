@@ -242,7 +242,10 @@ def select_arguments(args: Sequence[ts.Node], selector: str) -> list[ts.Node]:
                     elif member.type == "method_definition":
                         values.append(member)
                 return values
-        return []
+        # `Effect.catchTags(handlers)`: the table is written elsewhere; the name stands for it
+        # (references.py follows it to the object, whose values then run in the role).
+        last = sx.strip(args[-1])
+        return [args[-1]] if last is not None and last.type in ("identifier", "member_expression") else []
     if selector.isdigit():
         index = int(selector)
         return [args[index]] if index < len(args) else []

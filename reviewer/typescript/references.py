@@ -194,6 +194,14 @@ def _targets(program: "Program", module: "Module", node: ts.Node, hops: int) -> 
         inner = sx.strip(value._node)
         if inner is not None and inner.type == "call_expression":
             return [value, *(_targets(program, value._module, inner, hops + 1) or ())]
+        if inner is not None and inner.type == "object":
+            # `Effect.catchTags(table)` with `const table = { LLMError: endAnyway }`: each handler it names
+            out = [value]
+            for member in sx.named(inner):
+                named = sx.strip(sx.field(member, "value")) if member.type == "pair" else None
+                if named is not None and named.type in ("identifier", "member_expression", "call_expression"):
+                    out.extend(_targets(program, value._module, named, hops + 1) or ())
+            return out
         return [value]
     passed = _arguments(program, module, node, hops)
     if passed is not None:
