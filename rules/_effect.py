@@ -374,8 +374,7 @@ def _continued(call: Call, hops: int) -> list[Stage]:
         if taker is None:
             continue
         out.append(Stage(taker.expr, taker.callee, taker, wraps=True))
-        if taker.method == "pipe" or taker.callee in ("pipe", "Function.pipe"):
-            out.extend(Stage(expr, name, expr.call) for expr in taker.pipe_stages if (name := ref_name(expr)))
+        out.extend(Stage(expr, name, expr.call) for expr in taker.pipe_stages if (name := ref_name(expr)))
         out.extend(stages_of(taker, hops))
     return out
 

@@ -221,3 +221,23 @@ def test_code_also_run_in_straight_line_code_is_not_confined_to_the_role_it_is_p
     assert calls["Claim.release"].confined_roles == ()
     assert calls["Claim.clear"].confined_roles == ()
     assert calls["Claim.drop"].confined_roles == (Role.FINALIZER,)
+
+
+def test_a_catch_tags_table_names_its_handlers_inline_by_shorthand_or_through_a_const() -> None:
+    files = {
+        "a.ts": 'import { Effect } from "effect"\n'
+        "const LLMError = (e: unknown) => Store.fail(e)\n"
+        "const Timeout = (e: unknown) => Store.late(e)\n"
+        "const table = { Timeout }\n"
+        "export const r = (w: any) => w.pipe(Effect.catchTags({ LLMError }), Effect.catchTags(table))\n"
+        "export const plain = (w: any) => w.pipe(Effect.tap(Store.touch))\n"
+    }
+    program = Program(files.get, changed_lines={"a.ts": [1]})
+    roles = {c.callee: c.roles for c in program.module("a.ts").calls()}
+    assert roles["Store.fail"] == (Role.FAILURE_HANDLER,)
+    assert roles["Store.late"] == (Role.FAILURE_HANDLER,)
+    catch = next(c for c in program.module("a.ts").calls() if c.callee == "Effect.catchTags")
+    assert [a.text for a in program.role_arguments(catch, Role.FAILURE_HANDLER)] == ["LLMError"]
+    assert program.role_arguments(catch, Role.FINALIZER) == ()
+    tap = next(c for c in program.module("a.ts").calls() if c.callee == "Effect.tap")
+    assert program.role_arguments(tap, Role.FAILURE_HANDLER) == ()

@@ -239,8 +239,8 @@ def select_arguments(args: Sequence[ts.Node], selector: str) -> list[ts.Node]:
                         value = sx.field(member, "value")
                         if value is not None:
                             values.append(value)
-                    elif member.type == "method_definition":
-                        values.append(member)
+                    elif member.type in ("method_definition", "shorthand_property_identifier"):
+                        values.append(member)  # `{ LLMError }` names its handler
                 return values
         # `Effect.catchTags(handlers)`: the table is written elsewhere; the name stands for it
         # (references.py follows it to the object, whose values then run in the role).

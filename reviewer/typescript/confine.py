@@ -75,7 +75,7 @@ def _binding_confined(
     if function is None or not function.name:
         return True
     # An exported helper may be called from the changed files too.
-    return all(_call_in_region(call, role) for call in callers_of(program, function, program.changed_lines)
+    return all(role in call.local_roles for call in callers_of(program, function, program.changed_lines)
                if call.path != module.path)
 
 
@@ -163,10 +163,6 @@ def _in_region(index: "ModuleIndex", node: ts.Node, role: Role) -> bool:
         parent = index.parent(parent)
     function = index.function_at(parent) if parent is not None else None
     return function is not None and function.local_role is role
-
-
-def _call_in_region(call, role: Role) -> bool:
-    return role in call.local_roles
 
 
 def _function_value(binding: ts.Node) -> ts.Node | None:

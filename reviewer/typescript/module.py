@@ -124,7 +124,7 @@ class Module:
         if name not in index._alias_names and name not in self.declarations:
             return None  # the common case, asked for every call: no upward walk
         scope = index.enclosing_function(at)
-        found = index.alias(scope, name) if name in index._alias_names else None
+        found = index.alias(scope, name)
         if found is None:
             if index.binds(scope, name):
                 return None  # a parameter or variable of that name hides the top-level one

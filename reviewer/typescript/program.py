@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Callable, Iterable, Iterator, Mapping
 import tree_sitter as ts
 
 from reviewer.change.changeset import TYPESCRIPT_SUFFIXES
+from reviewer.typescript import calls as cx
 from reviewer.typescript import reach
 from reviewer.typescript import syntax as sx
 from reviewer.typescript.expressions import Call, Callback, Expr, Function, Invocation
@@ -439,6 +440,18 @@ class Program:
         return self._folder.duration_ms(expr._module, expr._node)
 
     # -- roles given by reference ------------------------------------------------------
+    def role_arguments(self, call: Call, role: Role) -> tuple[Expr, ...]:
+        """The arguments the role table says run in `role` when `call` is a combinator of it
+        (`Effect.catchAll(h)`: h; `Effect.catchTags({ A: a })`: a; `Effect.fork(e)`: e); () otherwise."""
+        table = self.roles
+        if role is Role.FORKED:
+            nodes = cx.arguments(call._node) if call.callee in table.forks else []
+        else:
+            selectors = table.failure_handlers if role is Role.FAILURE_HANDLER else table.finalizers
+            selector = selectors.get(call.callee) if role in (Role.FAILURE_HANDLER, Role.FINALIZER) else None
+            nodes = cx.select_arguments(cx.arguments(call._node), selector) if selector is not None else []
+        return tuple(Expr(call._module, node) for node in nodes)
+
     def passed_roles(self, path: str, node: ts.Node) -> tuple[Role, ...]:
         """Roles code at `node` of `path` runs in because it is passed by name (see references.py)."""
         return self._passed.extra(path, node)

@@ -198,8 +198,8 @@ def _targets(program: "Program", module: "Module", node: ts.Node, hops: int) -> 
             # `Effect.catchTags(table)` with `const table = { LLMError: endAnyway }`: each handler it names
             out = [value]
             for member in sx.named(inner):
-                named = sx.strip(sx.field(member, "value")) if member.type == "pair" else None
-                if named is not None and named.type in ("identifier", "member_expression", "call_expression"):
+                named = sx.strip(sx.field(member, "value")) if member.type == "pair" else member
+                if named is not None and named.type in _REFERENCE_TYPES:
                     out.extend(_targets(program, value._module, named, hops + 1) or ())
             return out
         return [value]
@@ -207,6 +207,10 @@ def _targets(program: "Program", module: "Module", node: ts.Node, hops: int) -> 
     if passed is not None:
         return passed
     return None if _user_code(program, module, node) else []
+
+
+# Object members that name a handler instead of writing it (`{ LLMError: onLLM }`, `{ Timeout }`).
+_REFERENCE_TYPES = frozenset({"identifier", "shorthand_property_identifier", "member_expression", "call_expression"})
 
 
 def _subjects(call: ts.Node) -> list[ts.Node]:

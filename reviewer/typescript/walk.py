@@ -50,7 +50,9 @@ _SKIP = frozenset(
     }
 )
 # Arguments that stand for code written elsewhere (or returned by a call).
-_REFERENCES = frozenset({"identifier", "member_expression", "subscript_expression", "call_expression"})
+_REFERENCES = frozenset(
+    {"identifier", "shorthand_property_identifier", "member_expression", "subscript_expression", "call_expression"}
+)
 # Initializers that make a `const` an alias of a name (not a value computed from it).
 _ALIAS_VALUES = frozenset({"identifier", "member_expression"})
 # Node types `_names_and_properties` reacts to.

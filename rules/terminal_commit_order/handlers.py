@@ -78,32 +78,15 @@ def _handlers(scan: Scan) -> dict[int, tuple[Function, list[Handling]]]:
     """Handler functions in scope by identity, each with the combinators it is handed to."""
     if scan.handlers is None:
         scan.handlers = {}
-        table = scan.program.roles.failure_handlers
-        for call in fx.iter_calls(scan.program, scan.scope):
-            selector = table.get(call.callee)
-            if selector is None:
+        program = scan.program
+        for call in fx.iter_calls(program, scan.scope):
+            if call.callee not in program.roles.failure_handlers:
                 continue
-            for arg in _selected(call.args, selector):
-                fn = scan.program.function_of(arg)
+            for arg in program.role_arguments(call, Role.FAILURE_HANDLER):
+                fn = program.function_of(arg)
                 if fn is not None:
                     scan.handlers.setdefault(id(fn), (fn, []))[1].append(Handling(call, arg))
     return scan.handlers
-
-
-def _selected(args: tuple[Expr, ...], selector: str) -> list[Expr]:
-    """The arguments a role-table selector names (`last`, `all`, `values`, an index)."""
-    if not args:
-        return []
-    if selector == "all":
-        return list(args)
-    if selector == "last":
-        return [args[-1]]
-    if selector == "values":
-        obj = next((a for a in reversed(args) if a.kind == "object"), None)
-        return [value for _, value in obj.props] if obj is not None else []
-    if selector.isdigit():
-        return [args[int(selector)]] if int(selector) < len(args) else []
-    return []
 
 
 # ------------------------------------------------------------------ what it handles
