@@ -35,6 +35,7 @@ from reviewer.report.model import (
     Finding,
     InvariantResult,
     InvariantStatus,
+    Links,
     Location,
     PatchInfo,
     PullRequest,
@@ -76,6 +77,8 @@ class Request:
     # judged by its target branch's rules, never by a merge base its author
     # chose (which may predate a tightened configuration).
     config_commit: str | None = None
+    # Permalinks for every location of the report (reviewer/report/model.py `Links`).
+    links: Links | None = None
 
 
 @dataclass(frozen=True)
@@ -274,7 +277,8 @@ def execute(req: Request, p: Prepared, gate_only: bool = False) -> Reviewed:
             )
         finally:
             reader.close()
-    report = assemble(inputs.base, inputs.patch, gate, changeset, invariants, findings, Scope(req.scope), req.pull_request)
+    report = assemble(inputs.base, inputs.patch, gate, changeset, invariants, findings, Scope(req.scope), req.pull_request,
+                      req.links)
     return Reviewed(report, changeset, gate)
 
 
@@ -307,7 +311,7 @@ def empty_report(req: Request, families: tuple[Family, ...] | None = None) -> Re
     )
     gate = GateResult(checks, base_tree, None, ())
     invariants = tuple(InvariantResult(f.id, InvariantStatus.NOT_APPLICABLE, why) for f in families)
-    return assemble(base, EMPTY, gate, None, invariants, [], Scope(req.scope), req.pull_request)
+    return assemble(base, EMPTY, gate, None, invariants, [], Scope(req.scope), req.pull_request, req.links)
 
 
 def _filter_invariants(
@@ -329,7 +333,8 @@ def _filter_invariants(
             status = derive_status(findings, inv.examined, pre_existing=pre_existing)
         if silenced.get(inv.id):
             summary = f"{summary} ({silenced[inv.id]} suppressed)"
-        out.append(replace(inv, status=status, summary=summary, findings=findings, pre_existing=pre_existing))
+        out.append(replace(inv, status=status, summary=summary, findings=findings, pre_existing=pre_existing,
+                           suppressed=silenced.get(inv.id, 0)))
     return tuple(out)
 
 
@@ -342,6 +347,7 @@ def assemble(
     extra_findings: list[Finding],
     scope: Scope = Scope.CHANGED,
     pull_request: PullRequest | None = None,
+    links: Links | None = None,
 ) -> Report:
     raw = [*extra_findings, *(f for inv in invariants for f in inv.findings)]
     scoped = [f for f in raw if f.family == "integrity" or in_scope(f, changeset, scope)]
@@ -400,5 +406,6 @@ def assemble(
         pre_existing=tuple(sorted(earlier_unique.values(), key=lambda f: f.sort_key())),
         scope=scope.value,
         pull_request=pull_request,
+        links=links,
         excerpts=excerpts,
     )

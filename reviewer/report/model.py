@@ -119,6 +119,9 @@ class InvariantResult:
     # Where the family's vocabulary came from: configured, default, inferred,
     # mixed; "" for a family without vocabulary options (reviewer/engine/vocabulary.py).
     vocabulary: str = ""
+    # Findings of this family silenced by an honoured suppression: an invariant
+    # whose only findings were silenced reads "suppressed", never "verified".
+    suppressed: int = 0
 
 
 @dataclass(frozen=True)
@@ -149,6 +152,10 @@ class SuppressedFinding:
     line: int
     reason: str
     added_by_patch: bool
+    # False: a suppression the patch itself adds, for a severity the base's
+    # configuration does not let a patch silence ([suppressions] patch_may_silence).
+    # The finding then stays in Report.findings and still blocks.
+    honoured: bool = True
 
 
 @dataclass(frozen=True)
@@ -160,6 +167,29 @@ class PullRequest:
     base: str
     head: str
     merge_base: str
+    # What chains the versions of one pull request (reviewer/state/stored.py):
+    # its number (--pr N or GITHUB_EVENT_PATH), else the head branch's name.
+    number: int | None = None
+    head_branch: str | None = None
+
+
+@dataclass(frozen=True)
+class Links:
+    """Where a report's locations can be opened: permalinks to the reviewed head commit.
+
+    `repository` is a web URL without a trailing slash (https://github.com/owner/repo);
+    `run` is the URL of the CI run whose job summary holds the full report.
+    """
+
+    repository: str
+    commit: str
+    run: str | None = None
+
+    def blob(self, path: str, line: int, end_line: int) -> str:
+        from urllib.parse import quote
+
+        anchor = f"#L{line}" if end_line <= line else f"#L{line}-L{end_line}"
+        return f"{self.repository}/blob/{self.commit}/{quote(path, safe='/')}{anchor}"
 
 
 @dataclass(frozen=True)
@@ -203,6 +233,7 @@ class Report:
     scope: str = "changed"
     pull_request: PullRequest | None = None
     delta: Delta | None = None
+    links: Links | None = None
     # Quoted excerpts of the patched file per finding id, computed once so all
     # renderers show the same text.
     excerpts: dict[str, tuple[tuple[int, str], ...]] = field(default_factory=dict, compare=False, hash=False)
@@ -212,6 +243,22 @@ class Report:
 
     def by_severity(self, severity: Severity) -> tuple[Finding, ...]:
         return tuple(f for f in self.findings if f.severity is severity)
+
+    @property
+    def head(self) -> str | None:
+        """The reviewed head commit, when the review is of a pull request."""
+        return self.pull_request.head if self.pull_request is not None else None
+
+    def causes(self) -> tuple[str, ...]:
+        """Why the verdict is DO-NOT-MERGE, one plain-text line per cause
+        (empty for MERGE): every format names each of them."""
+        out = [f"integrity check {c.id} failed: {c.detail}" for c in self.checks if c.status is CheckStatus.FAIL]
+        out += [f"rule family {i.id} could not be checked: {i.summary}"
+                for i in self.invariants if i.status is InvariantStatus.ERROR]
+        must = self.count(Severity.MUST_FIX)
+        if must:
+            out.append(f"{must} must-fix finding{'' if must == 1 else 's'}")
+        return tuple(out)
 
 
 def decide_verdict(
