@@ -565,9 +565,9 @@ def unresolved_handler_findings(
         out.append(
             ctx.finding(
                 "handler-unresolved",
-                title=f"`{ref.text}` runs as a {role}, but its code was not found",
+                title=f"`{ref.written}` runs as a {role}, but its code was not found",
                 message=(
-                    f"`{ref.text}` at {ref.path}:{ref.line} is handed to `{strip_call_marks(ref.combinator)}` as its "
+                    f"`{ref.written}` at {ref.path}:{ref.line} is handed to `{strip_call_marks(ref.combinator)}` as its "
                     f"{role}, but it is a name the reviewer cannot follow (a parameter, or a property of a value "
                     f"known only at run time), so {unchecked} inside it were not checked. Check it by hand, or "
                     "pass a function or `const` the reviewer can resolve."

@@ -15,11 +15,12 @@ import tree_sitter as ts
 
 from reviewer.typescript import calls as cx
 from reviewer.typescript import syntax as sx
+from reviewer.typescript.branches import exclusive
 from reviewer.typescript.parse import node_lines
 from reviewer.typescript.roles import Role
+from reviewer.typescript.written import written
 
 if TYPE_CHECKING:
-    from reviewer.typescript.index import ModuleIndex
     from reviewer.typescript.module import Module
 
 # Strings (normal forms, source text) up to this many characters are kept on
@@ -93,6 +94,12 @@ class Expr:
     def normalized(self) -> str:
         """The source with comments dropped and whitespace collapsed (reformatting does not change it)."""
         return _small_cached(self, "_normalized", lambda: sx.normalized(self._node, self._module.normal_forms))
+
+    @cached_property
+    def written(self) -> str:
+        """The source as written, folded onto one line and cut around `…` when long (written.py): what a
+        message quotes. Never for matching or anchors: reformatting changes it (use `normalized`)."""
+        return written(self._node)
 
     @property
     def string_value(self) -> str | None:
@@ -351,6 +358,17 @@ class Call:
         """The call's source, comments dropped and whitespace collapsed."""
         return _small_cached(self, "_normalized", lambda: sx.normalized(self._node, self._module.normal_forms))
 
+    @cached_property
+    def written(self) -> str:
+        """The call's source as a message quotes it (see `Expr.written`); never for matching or anchors."""
+        return written(self._node)
+
+    @cached_property
+    def callee_written(self) -> str:
+        """The callee as a message quotes it (see `Expr.written`); `callee_text` is for lookups."""
+        node = self._node.child_by_field_name("function")
+        return written(node) if node is not None else ""
+
     @property
     def changed(self) -> bool:
         """Whether the patch added a line inside this call."""
@@ -515,55 +533,7 @@ class Call:
             return False
         if self._node.end_byte > other._node.start_byte:
             return False
-        return not _exclusive(self._module.index, self._node, other._node)
-
-
-def _exclusive(index: "ModuleIndex", a: ts.Node, b: ts.Node) -> bool:
-    """`a` and `b` sit on different sides of one if/else, ternary or switch.
-
-    Decided at their lowest common ancestor. It is found from `a`'s side as
-    the first of `a` and its ancestors whose span holds `b`, so the walk
-    costs the distance between the two, not their depth (a deep tree would
-    make every `precedes` cost its depth); if spans mislead (zero-width error
-    nodes), both full ancestor chains are compared as before.
-    """
-    a_child: ts.Node | None = None
-    candidate: ts.Node | None = a
-    while candidate is not None and not (candidate.start_byte <= b.start_byte and b.end_byte <= candidate.end_byte):
-        a_child, candidate = candidate, index.parent(candidate)
-    if candidate is not None:
-        b_child = b
-        for ancestor in index.ancestors(b):
-            if ancestor.id == candidate.id:
-                if a_child is None:
-                    return False  # `a` holds `b`
-                return _branches_differ(ancestor, a_child, b_child)
-            b_child = ancestor
-            if ancestor.end_byte - ancestor.start_byte > candidate.end_byte - candidate.start_byte:
-                break  # walked past it: spans misled
-    a_chain = [a, *index.ancestors(a)]
-    a_ids = {n.id: i for i, n in enumerate(a_chain)}
-    b_child = b
-    for ancestor in index.ancestors(b):
-        if ancestor.id in a_ids:
-            position = a_ids[ancestor.id]
-            if position == 0:
-                return False
-            return _branches_differ(ancestor, a_chain[position - 1], b_child)
-        b_child = ancestor
-    return False
-
-
-def _branches_differ(parent: ts.Node, a: ts.Node, b: ts.Node) -> bool:
-    if parent.type == "if_statement":
-        sides = {sx.field(parent, "consequence"), sx.field(parent, "alternative")}
-        return a != b and a in sides and b in sides
-    if parent.type == "ternary_expression":
-        sides = {sx.field(parent, "consequence"), sx.field(parent, "alternative")}
-        return a != b and a in sides and b in sides
-    if parent.type == "switch_body":
-        return a != b
-    return False
+        return not exclusive(self._module.index, self._node, other._node)
 
 
 @dataclass(frozen=True, eq=False)

@@ -38,6 +38,7 @@ from reviewer.typescript.confine import confined
 from reviewer.typescript.members import returns
 from reviewer.typescript.parse import node_lines
 from reviewer.typescript.roles import Role
+from reviewer.typescript.written import written
 
 if TYPE_CHECKING:
     from reviewer.typescript.index import RoleRef
@@ -52,7 +53,8 @@ class Unresolved:
     path: str
     line: int
     end_line: int
-    text: str  # the reference as written
+    text: str  # the reference, normalized (matching, anchors)
+    written: str  # the reference as a message quotes it (written.py)
     role: Role
     combinator: str  # the callee it was passed to
     changed: bool  # whether the patch added a line of the passing call
@@ -308,6 +310,7 @@ def _unresolved(module: "Module", ref: "RoleRef") -> Unresolved:
         line=line,
         end_line=end_line,
         text=sx.normalized(ref.node, module.normal_forms),
+        written=written(ref.node),
         role=ref.role,
         combinator=call.callee if call is not None else "",
         changed=changed,

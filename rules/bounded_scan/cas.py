@@ -49,14 +49,14 @@ def check_cas(
         cond = where.args[0]
         if columns_in(ctx.program, module, cond, query.table, opts) & guards:
             return True, None
-        what = f"its `where` (`{cond.normalized}`) names none of"
+        what = f"its `where` (`{cond.written}`) names none of"
         if any(is_raw_sql(call) for call in cond.calls):
             # Fail closed: a guard written as SQL text is invisible to the syntax tree.
             raw = f" Raw SQL is read only through its interpolations: write the guard as `${{{query.table_ref}.column}}`."
         unread = unread_spreads(ctx.program, cond)
         if unread:
             # Fail closed too, but say so: a guard inside a spread the reviewer cannot follow is not seen.
-            raw += (f" Its `where` spreads {', '.join(f'`{e.normalized}`' for e in unread)}, which the reviewer "
+            raw += (f" Its `where` spreads {', '.join(f'`{e.written}`' for e in unread)}, which the reviewer "
                     "cannot read: if a settled guard is in there, spread a `const` array instead.")
     else:
         what = "it has no `where`, so it checks none of"

@@ -247,13 +247,13 @@ def completed(
 
 
 def _shown(expr: "Expr", limit: int = 60) -> str:
-    text = expr.normalized
+    text = expr.written
     return f"`{text if len(text) <= limit else text[: limit - 1] + '…'}`"
 
 
 def _where(use: "Use") -> str:
     if use.kind == "argument" and use.host is not None:
-        return f"`{use.host.callee_text}(..)`"
+        return f"`{use.host.callee_written}(..)`"
     return _shown(use.expr)
 
 

@@ -84,7 +84,7 @@ class Reach:
     calls: tuple["Call", ...]
 
     def related(self) -> tuple[Location, ...]:
-        hops = tuple(Location(c.path, c.line, c.end_line, f"`{c.callee_text}` leads to the scan") for c in self.calls)
+        hops = tuple(Location(c.path, c.line, c.end_line, f"`{c.callee_written}` leads to the scan") for c in self.calls)
         return (self.origin.location(), *hops)
 
 
@@ -192,7 +192,7 @@ def _named(program: "Program", expr: "Expr", label: str, why: str) -> Origin | N
     """The code a name passed to a driver stands for: a function it names, or the value of a `const`."""
     if expr.kind not in _NAMES:
         return None
-    shown = expr.member_path or expr.text
+    shown = expr.member_path or expr.written
     fn = program.function_of(expr)
     if fn is not None:
         return _of_function(fn, f"{label}, repeating `{shown}`", why)

@@ -87,7 +87,7 @@ def bound_sources(program: "Program", module: "Module | None", expr: "Expr") -> 
 class OrderKey:
     column: str | None  # None when the key is not a column of the scanned table
     descending: bool
-    text: str
+    text: str  # the key as written (written.py), for messages only
     # `T.col` or `asc(Other.col)`: a column of some table, as opposed to an
     # expression (sql`random()`) whose fairness cannot be read at all.
     is_column_ref: bool
@@ -118,7 +118,7 @@ def first_order_key(program: "Program", query: Query, opts: Options) -> OrderKey
     column = resolve_column(program.module(inner.path), inner, opts)
     name = column[1] if column is not None and column[0] == query.table else None
     dotted = inner.member_path
-    return OrderKey(name, descending, key.normalized, dotted is not None and "." in dotted, key)
+    return OrderKey(name, descending, key.written, dotted is not None and "." in dotted, key)
 
 
 def _is_fair(key: OrderKey | None, opts: Options) -> bool:
@@ -155,7 +155,7 @@ def where_helpers(program: "Program", query: Query) -> list[Location]:
     for call in calls:
         fn = helper_function(program, module, call, where.enclosing)
         if fn is not None:
-            out.append(Location(fn.path, fn.line, fn.end_line, f"`{fn.name or call.callee_text}`: builds this query's `where`"))
+            out.append(Location(fn.path, fn.line, fn.end_line, f"`{fn.name or call.callee_written}`: builds this query's `where`"))
     return out
 
 
@@ -196,11 +196,12 @@ def check_select(ctx: "ReviewContext", module: "Module | None", query: Query, op
         return ScanResult("unbounded", findings=(finding,))
     findings: list[Finding] = []
     bound_expr = limit.args[0]
-    limit_loc = Location(bound_expr.path, bound_expr.line, bound_expr.end_line, f"`.limit({bound_expr.normalized})`")
+    # Quoted as written; whether the value needs spelling out is decided on the normal form.
+    shown = bound_expr.written
+    limit_loc = Location(bound_expr.path, bound_expr.line, bound_expr.end_line, f"`.limit({shown})`")
     value = fold_number(program, bound_expr)
     sources = [*query.earlier, *bound_sources(program, program.module(bound_expr.path), bound_expr)]
-    shown = bound_expr.normalized
-    bound_text = shown if value is None or shown == _fmt(value) else f"{shown} = {_fmt(value)}"
+    bound_text = shown if value is None or bound_expr.normalized == _fmt(value) else f"{shown} = {_fmt(value)}"
     if value is None:
         findings.append(
             ctx.finding(
@@ -266,7 +267,7 @@ def _order_finding(
 ) -> Finding:
     table = table_label(query)
     unpinned = (
-        f" (Its `where` spreads {', '.join(f'`{e.normalized}`' for e in unread)}, which the reviewer cannot read: "
+        f" (Its `where` spreads {', '.join(f'`{e.written}`' for e in unread)}, which the reviewer cannot read: "
         "if that pins one entity, this is not a scan.)"
         if unread
         else ""
@@ -334,7 +335,7 @@ def _unfollowed(ctx: "ReviewContext", query: Query, unread: tuple["Expr", ...], 
     if query.gave_up:
         reasons.append(f"its builder {query.gave_up}, where a `.limit` may or may not be added")
     if unread:
-        spreads = ", ".join(f"`{e.normalized}`" for e in unread)
+        spreads = ", ".join(f"`{e.written}`" for e in unread)
         reasons.append(f"its `where` spreads {spreads}, which the reviewer cannot read, so it may or may not "
                        f"pin one entity ({', '.join(f'`{k}`' for k in sorted(opts.entity_keys))})")
     return ctx.finding(

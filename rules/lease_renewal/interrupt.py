@@ -54,7 +54,7 @@ def _hook_finding(scan: Scan, cb: Callback, path: tuple[Call, ...]) -> Finding:
     release = path[-1]
     related: list[Location] = []
     if not (release.path == cb.path and cb.line <= release.line <= cb.end_line):
-        via = " → ".join(f"`{c.callee_text}`" for c in path)
+        via = " → ".join(f"`{c.callee_written}`" for c in path)
         related.append(fx.call_loc(release, f"the release the hook reaches ({via})"))
     invokers = _invokers(scan, cb.prop, [cb])
     related.extend(invokers)
@@ -109,17 +109,17 @@ def _check_interrupt_events(scan: Scan) -> None:
                         continue
                     scan.reported_releases.add(fx.key(release))
                     first = path[0]
-                    event = args[0].normalized
-                    related = [fx.call_loc(call, f"publishes `{event}` with this commit")]
+                    event, shown = args[0].normalized, args[0].written  # the anchor's, the reader's
+                    related = [fx.call_loc(call, f"publishes `{shown}` with this commit")]
                     if first is not release:
                         related.append(fx.call_loc(release, "the release the commit reaches"))
                     related.extend(coordinator_locations(scan))
                     scan.findings.append(
                         scan.ctx.finding(
                             "release-in-interrupt-commit",
-                            title=f"`{event}` commit releases the claim before the run's finalizers finish",
+                            title=f"`{shown}` commit releases the claim before the run's finalizers finish",
                             message=(
-                                f"The `{name}` of the `{event}` publish at {call.path}:{call.line} runs "
+                                f"The `{name}` of the `{shown}` publish at {call.path}:{call.line} runs "
                                 f"`{release.callee}` ({release.path}:{release.line}), so the claim row is deleted "
                                 "in the same transaction that records the interruption, before the interrupted "
                                 "run's finalizers have completed. Release the claim only in the run's finalizer "
@@ -192,10 +192,10 @@ def _invoker_callers(scan: Scan, prop: str, skip: Sequence[Callback]) -> list[Lo
         if call.enclosing is not None:
             later = [c for c in call.enclosing.calls if call.precedes(c)]
             if later:
-                then = ", ".join(f"`{c.callee_text}`" for c in later[:2])
-                note = f"the interruption finalizer calls `{call.callee_text}` first (:{call.line}), then {then}: those run after the claim is gone"
+                then = ", ".join(f"`{c.callee_written}`" for c in later[:2])
+                note = f"the interruption finalizer calls `{call.callee_written}` first (:{call.line}), then {then}: those run after the claim is gone"
             else:
-                note = f"the interruption finalizer runs `{call.callee_text}` (:{call.line}); the run's other finalizers follow it"
+                note = f"the interruption finalizer runs `{call.callee_written}` (:{call.line}); the run's other finalizers follow it"
             out.append(fx.fn_loc(call.enclosing, note))
     return out
 

@@ -114,7 +114,7 @@ def _check_joined(scan: Scan, loop: Loop) -> None:
         related.append(fx.fn_loc(fn, f"`{fn.name}` never joins, awaits or races the heartbeat fiber"))
     guarded = _guarded_work(loop)
     if guarded is not None:
-        related.append(fx.call_loc(guarded, f"`{guarded.callee_text}` runs next without racing the heartbeat"))
+        related.append(fx.call_loc(guarded, f"`{guarded.callee_written}` runs next without racing the heartbeat"))
     scan.findings.append(
         scan.ctx.finding(
             "renewal-not-joined",
@@ -219,7 +219,7 @@ def _find_lease_locations(scan: Scan) -> list[Location]:
         if name in module.declarations and name not in module.imports:
             expr = module.constant(name)
             if expr is not None:
-                return [fx.loc(module.path, expr.line, expr.end_line, f"`{name} = {expr.normalized}`")]
+                return [fx.loc(module.path, expr.line, expr.end_line, f"`{name} = {expr.written}`")]
     return []
 
 
@@ -242,11 +242,11 @@ def _period_finding(scan: Scan, loop: Loop, period: float, lease: float, source:
         ),
         message=(
             f"The renewal loop at {loop.path}:{loop.line} renews `{loop.renew.callee}` every {_ms(period)} "
-            f"(`{schedule.normalized}`), but {source}: the period must stay below {fraction:g} of the lease "
+            f"(`{schedule.written}`), but {source}: the period must stay below {fraction:g} of the lease "
             f"({_ms(lease * fraction)}). One late tick lets the claim expire while the run is alive."
         ),
         location=fx.loc(loop.path, loop.line, loop.end_line),
-        related=[fx.loc(schedule.path, schedule.line, schedule.end_line, f"the schedule: `{schedule.normalized}`")]
+        related=[fx.loc(schedule.path, schedule.line, schedule.end_line, f"the schedule: `{schedule.written}`")]
         + _lease_locations(scan),
         failure_sequence=[
             f"one renewal is delayed by more than {_ms(max(lease - period, 0))} (GC pause, busy SQLite writer), so "
@@ -266,11 +266,11 @@ def _unresolved_period(scan: Scan, loop: Loop) -> Finding:
         "period-unresolved",
         title=f"Heartbeat period of `{loop.renew.callee}` not computed",
         message=(
-            f"The renewal loop at {loop.path}:{loop.line} repeats on `{schedule.normalized}`, which does not fold "
+            f"The renewal loop at {loop.path}:{loop.line} repeats on `{schedule.written}`, which does not fold "
             f"to a constant period, so it was not compared with the lease ({scan.opts.max_period_fraction:g} of "
             f"`{scan.opts.lease_constant}`). Check the period by hand."
         ),
         location=fx.loc(loop.path, loop.line, loop.end_line),
-        related=[fx.loc(schedule.path, schedule.line, schedule.end_line, f"the schedule: `{schedule.normalized}`")],
+        related=[fx.loc(schedule.path, schedule.line, schedule.end_line, f"the schedule: `{schedule.written}`")],
         anchor=f"{loop.renew.normalized}:{schedule.normalized}:unresolved",
     )

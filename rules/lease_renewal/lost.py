@@ -206,7 +206,7 @@ def _lost_finding(scan: Scan, call: Call, why: str, subject: Call | None, stage:
         related.append(fx.call_loc(subject, f"`{subject.callee}` fails with Lost when another owner took the claim"))
     cleanup = _coordinator_cleanup_around(scan, call)
     if cleanup is not None:
-        related.append(fx.call_loc(cleanup, f"the cleanup handed to `{cleanup.callee_text}`"))
+        related.append(fx.call_loc(cleanup, f"the cleanup handed to `{cleanup.callee_written}`"))
     for loop in loops_in(scan, call.path):
         if loop.fork is not None and fx.outer_named(loop.fn) is fx.outer_named(call.enclosing):
             related.append(fx.loc(loop.path, loop.line, loop.end_line, "the heartbeat whose Lost also goes unobserved"))

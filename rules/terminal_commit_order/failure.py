@@ -104,7 +104,7 @@ def check_success_after_failure(scan: Scan) -> None:
         reason, related = _after_failure(scan, site, failures_by_fn.get(_fn_key(site), []), inside, failure_helpers)
         if reason is None:
             continue
-        what = f"`{site.callee_text}` (Step.Ended)" if id(site) in via else _what(site, success_helpers)
+        what = f"`{site.callee_written}` (Step.Ended)" if id(site) in via else _what(site, success_helpers)
         # The success's own guards are evidence too: a patch that only flips the condition
         # `Step.Ended` runs under makes the violation there. (The failure's guards are not:
         # renaming a variable in them would pull every old violation of the path into scope.)
@@ -163,7 +163,7 @@ def _failure_path(scan: Scan, call: Call) -> bool:
 
 
 def _via_locations(site: Call, path: Sequence[Call]) -> list[Location]:
-    return [fx.call_loc(c, f"`{site.callee_text}` reaches the terminal through `{c.callee_text}` here") for c in path]
+    return [fx.call_loc(c, f"`{site.callee_written}` reaches the terminal through `{c.callee_written}` here") for c in path]
 
 
 def _fn_key(call: Call) -> tuple[str, int]:
@@ -195,7 +195,7 @@ def _after_failure(
             if switched_off(site, _flags(scan.program, failure, inside, failure_helpers), failure, scan.scope):
                 continue
             return (
-                f"after Step.Failed: after `{failure.callee_text}` at line {failure.line} already failed it",
+                f"after Step.Failed: after `{failure.callee_written}` at line {failure.line} already failed it",
                 [fx.call_loc(failure, "the failure terminal published first on the same path")],
             )
     return None, []
@@ -234,8 +234,8 @@ def _calls_helper(program: Program, call: Call, helper: Function) -> bool:
 
 def _what(site: Call, helpers: Mapping[str, Function]) -> str:
     if site.method in helpers and fx.event_of(site) is None:
-        return f"`{site.callee_text}` (Step.Ended)"
-    return f"`{fx.event_of(site) or site.callee_text}`"
+        return f"`{site.callee_written}` (Step.Ended)"
+    return f"`{fx.event_of(site) or site.callee_written}`"
 
 
 def _helper_locations(site: Call, helpers: Mapping[str, Function], note: str) -> list[Location]:
@@ -250,5 +250,5 @@ def _guard_locations(calls: list[Call]) -> list[Location]:
     for call in calls:
         for guard in guards(call):
             test = guard.test
-            out.append(fx.loc(test.path, test.line, test.end_line, f"condition `{test.normalized}` on this path"))
+            out.append(fx.loc(test.path, test.line, test.end_line, f"condition `{test.written}` on this path"))
     return out

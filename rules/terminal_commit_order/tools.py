@@ -325,16 +325,16 @@ def _before_tools_finding(scan: Scan, terminal: Terminal, missing: Sequence[str]
         cb = hook.callback
         related.append(fx.loc(cb.path, cb.line, cb.end_line, f"`{cb.prop}` writes `{opts.phase_key}: \"{opts.safe_phase}\"`"))
     for call in later:
-        related.append(fx.call_loc(call, f"`{call.callee_text}` runs only after the terminal commit"))
+        related.append(fx.call_loc(call, f"`{call.callee_written}` runs only after the terminal commit"))
     for call in via:
-        related.append(fx.call_loc(call, f"`{site.callee_text}` commits the terminal through `{call.callee_text}` here"))
+        related.append(fx.call_loc(call, f"`{site.callee_written}` commits the terminal through `{call.callee_written}` here"))
     related.extend(_recovery_sites(scan))
-    after = f" ({', '.join(f'`{c.callee_text}` at :{c.line}' for c in later)} only after it)" if later else ""
+    after = f" ({', '.join(f'`{c.callee_written}` at :{c.line}' for c in later)} only after it)" if later else ""
     return scan.ctx.finding(
         "terminal-before-tools",
         title=f"`{event}` commits {opts.phase_key} \"{opts.safe_phase}\" before tools settle",
         message=(
-            f"`{site.callee_text}` at {site.path}:{site.line}{where} publishes `{event}`{_through(via)}, whose "
+            f"`{site.callee_written}` at {site.path}:{site.line}{where} publishes `{event}`{_through(via)}, whose "
             "terminal commit marks "
             f"the execution `{opts.phase_key}: \"{opts.safe_phase}\"`, before {', '.join(f'`{m}`' for m in missing)} on "
             f"the same path{after}. Startup recovery trusts `{opts.safe_phase}` to mean every tool outcome is durable. "
@@ -357,7 +357,7 @@ def _through(via: Sequence[Call]) -> str:
     """How a call reaching the terminal through its helpers commits it (empty for a direct one)."""
     if not via:
         return ""
-    return " (through " + " -> ".join(f"`{c.callee_text}` at :{c.line}" for c in via) + ")"
+    return " (through " + " -> ".join(f"`{c.callee_written}` at :{c.line}" for c in via) + ")"
 
 
 def _recovery_sites(scan: Scan) -> list[Location]:
