@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -10,7 +11,7 @@ from typing import TYPE_CHECKING, Any, Iterator, Mapping
 from reviewer import RULESET_VERSION, __version__
 from reviewer.engine.budget import time_budget
 from reviewer.change.changeset import ChangeSet
-from reviewer.inputs.config import CONFIG_PATH, Config, config_in_tree, defaults, load_config_file
+from reviewer.inputs.config import CONFIG_PATH, Config, Suppressions, config_in_tree, defaults, load_config_file
 from reviewer.errors import ReviewerError
 from reviewer.gate.limits import file_limits, limits_check
 from reviewer.engine.context import TreeView
@@ -54,6 +55,7 @@ if TYPE_CHECKING:
     from reviewer.engine.cache import OutcomeCache
 
 EXCERPT_MAX_LINES = 12
+_TOML_AT = re.compile(r"not valid TOML \(.*\(at line ([0-9]{1,9}), column [0-9]{1,9}\)\)\Z", re.S)
 EMPTY = PatchFile.of("empty.patch", b"")
 
 
@@ -196,24 +198,72 @@ def _limits_note(note: str) -> Finding:
     )
 
 
-def _config_edit_finding(changeset: ChangeSet, config: Config) -> list[Finding]:
-    changed = changeset.file(CONFIG_PATH)
+def _config_edit_finding(changeset: ChangeSet, config: Config, families: tuple[Family, ...]) -> list[Finding]:
+    """A note that the patch's reviewer.toml was not applied, or a must-fix if it would not even load.
+
+    The patched file is loaded exactly as the next review of the merged code
+    will load it (same loader, same families), but only to judge it: this
+    review still runs on `config`.
+    """
+    changed = changeset.by_either_path.get(CONFIG_PATH)
     if changed is None:
         return []
-    spec = integrity_check("integrity/config-edited")
+    # Moved away or deleted: the merged tree has no reviewer.toml, so the defaults.
+    data = changed.patched_bytes if changed.path == CONFIG_PATH else None
+    source = f"{CONFIG_PATH} as patched"
+    try:
+        config_in_tree(data, source, families)
+    except ReviewerError as exc:
+        error = str(exc)
+    except Exception as exc:  # a loader crash would crash the next review just the same
+        error = f"{source}: the configuration loader failed ({type(exc).__name__}: {exc})"
+    else:
+        return [_config_note(changed.path == CONFIG_PATH and data is not None, config)]
+    spec = integrity_check("integrity/config-invalid")
     return [
         Finding(
             rule=spec.id,
             severity=spec.severity,
             title=spec.title,
             message=(
-                f"Rules are configured from {config.source}, never from the patch under review, so a patch "
-                "cannot weaken the rules that judge it. The new configuration takes effect once merged."
+                f"The patched {CONFIG_PATH} does not load: {error}. Once merged, every review on the target branch "
+                f"would fail before any rule runs (exit 2, no verdict). This review ran on {config.source}."
             ),
-            location=Location(CONFIG_PATH, 1, 1),
+            location=Location(CONFIG_PATH, _error_line(error, data), _error_line(error, data)),
             anchor=CONFIG_PATH,
         )
     ]
+
+
+def _error_line(error: str, data: bytes | None) -> int:
+    """The line a TOML syntax error names, when it is a line of the file; else 1.
+
+    Read only from the end of tomllib's own message (`... (at line N, column M))`),
+    never from anywhere a key or value the patch wrote could put the words.
+    """
+    match = _TOML_AT.search(error)
+    lines = data.count(b"\n") + 1 if data is not None else 1
+    return int(match.group(1)) if match and 1 <= int(match.group(1)) <= lines else 1
+
+
+def _config_note(present: bool, config: Config) -> Finding:
+    spec = integrity_check("integrity/config-edited")
+    after = (
+        "The new configuration is valid and takes effect once merged."
+        if present
+        else f"The patch removes {CONFIG_PATH}: once merged, reviews use the built-in defaults (a valid configuration)."
+    )
+    return Finding(
+        rule=spec.id,
+        severity=spec.severity,
+        title=spec.title,
+        message=(
+            f"Rules are configured from {config.source}, never from the patch under review, so a patch "
+            f"cannot weaken the rules that judge it. {after}"
+        ),
+        location=Location(CONFIG_PATH, 1, 1),
+        anchor=CONFIG_PATH,
+    )
 
 
 def _excerpt(changeset: ChangeSet | None, location: Location | None) -> tuple[tuple[int, str], ...]:
@@ -266,7 +316,7 @@ def execute(req: Request, p: Prepared, gate_only: bool = False) -> Reviewed:
     elif changeset is None:
         invariants = _not_checked(families, "the patch could not be reconstructed safely (see the integrity checks)")
     else:
-        findings += _config_edit_finding(changeset, config)
+        findings += _config_edit_finding(changeset, config, families)
         reader = BlobReader(repo)
         try:
             invariants = run_families(
@@ -278,7 +328,7 @@ def execute(req: Request, p: Prepared, gate_only: bool = False) -> Reviewed:
         finally:
             reader.close()
     report = assemble(inputs.base, inputs.patch, gate, changeset, invariants, findings, Scope(req.scope), req.pull_request,
-                      req.links)
+                      req.links, config.suppressions)
     return Reviewed(report, changeset, gate)
 
 
@@ -319,10 +369,14 @@ def _filter_invariants(
 ) -> tuple[InvariantResult, ...]:
     """Each invariant with its findings split into in scope (`keep`) and
     pre-existing (`earlier`), its status derived again, and a count of what
-    was silenced; suppressed and out-of-scope notes are dropped."""
+    was silenced; suppressed and out-of-scope notes are dropped.
+
+    Only honoured suppressions count: a refused one left its finding among
+    `keep`, so the invariant stays violated."""
     silenced: dict[str, int] = {}
     for s in suppressed:
-        silenced[s.finding.family] = silenced.get(s.finding.family, 0) + 1
+        if s.honoured:
+            silenced[s.finding.family] = silenced.get(s.finding.family, 0) + 1
     out = []
     for inv in invariants:
         # One defect reached from two places has one id: listed once.
@@ -348,6 +402,7 @@ def assemble(
     scope: Scope = Scope.CHANGED,
     pull_request: PullRequest | None = None,
     links: Links | None = None,
+    suppressions: Suppressions = Suppressions(),
 ) -> Report:
     raw = [*extra_findings, *(f for inv in invariants for f in inv.findings)]
     scoped = [f for f in raw if f.family == "integrity" or in_scope(f, changeset, scope)]
@@ -355,13 +410,17 @@ def assemble(
     # cause: shown as pre-existing (never dropped in silence), never blocking.
     outside = [f for f in raw if f.family != "integrity" and f.severity is not Severity.CONSIDER
                and not in_scope(f, changeset, scope)]
-    kept_all, silenced = apply_suppressions([*scoped, *outside], changeset)
+    kept_all, silenced = apply_suppressions([*scoped, *outside], changeset, suppressions.patch_may_silence)
     out_of_scope = {id(f) for f in outside}
     kept = [f for f in kept_all if id(f) not in out_of_scope]
     earlier = [f for f in kept_all if id(f) in out_of_scope]
+    # A refused request (honoured=False) is listed here too, while its finding
+    # stays in `kept` and counts: the patch asked to silence what it may not.
+    # One defect reached from two places has one id, and is listed once.
     suppressed = sorted(
-        (SuppressedFinding(s.finding, s.directive.path, s.directive.line, s.directive.reason, s.directive.added_by_patch)
-         for s in silenced),
+        {s.finding.id: SuppressedFinding(s.finding, s.directive.path, s.directive.line, s.directive.reason,
+                                         s.directive.added_by_patch, s.honoured)
+         for s in silenced}.values(),
         key=lambda s: s.finding.sort_key(),
     )
     kept_ids = {f.id for f in kept}

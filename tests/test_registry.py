@@ -48,6 +48,7 @@ BUILTIN_IDS = {
     "integrity/paths",
     "integrity/limits",
     "integrity/config-edited",
+    "integrity/config-invalid",
     "suppression/malformed",
     "suppression/missing-reason",
     "suppression/unused",
@@ -105,7 +106,7 @@ def test_gate_checks_all_have_a_spec(tmp_path) -> None:
     repo, base, patch, _ = make_change(tmp_path, {"src/a.ts": "a\n"}, {"src/a.ts": "b\n"})
     report = review.run(review.Request(repo=str(repo.path), base=base, patch=str(patch)), gate_only=True).report
     gate_ids = {c.id for c in report.checks}
-    assert gate_ids == {s.id for s in builtin_groups()[0].checks} - {"integrity/config-edited"}
+    assert gate_ids == {s.id for s in builtin_groups()[0].checks} - {"integrity/config-edited", "integrity/config-invalid"}
 
 
 def test_builtin_groups_are_frozen_documented_and_never_runnable() -> None:
@@ -209,7 +210,7 @@ def _spec(rule_id: str) -> CheckSpec:
 
 
 def test_failed_gate_checks_take_title_and_severity_from_the_specs() -> None:
-    gate = sorted(BUILTIN_IDS - {"integrity/config-edited"} - {i for i in BUILTIN_IDS if i.startswith("suppression/")})
+    gate = sorted(BUILTIN_IDS - {"integrity/config-edited", "integrity/config-invalid"} - {i for i in BUILTIN_IDS if i.startswith("suppression/")})
     checks = tuple(Check(cid, CheckStatus.FAIL, f"detail of {cid}") for cid in gate)
     findings = review._check_findings((*checks, Check("integrity/paths", CheckStatus.PASS, "fine")))
     assert [f.rule for f in findings] == gate

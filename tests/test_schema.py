@@ -157,6 +157,8 @@ BROKEN: dict[str, Callable[[dict], None]] = {
     "pull request with a short head": _set("pull_request", {
         "base_ref": "main", "head_ref": "x", "base": "a" * 40, "head": "b" * 7, "merge_base": "a" * 40}),
     "violated invariant without findings": _set("invariants.0.findings", []),
+    "negative suppressed count": _set("invariants.0.suppressed", -1),
+    "suppressed count as a bool": _set("invariants.0.suppressed", True),
     # missing keys
     "no findings key": _delete("findings"),
     "no scope": _delete("scope"),
@@ -164,6 +166,7 @@ BROKEN: dict[str, Callable[[dict], None]] = {
     "finding without end_line": _delete("findings.0.end_line"),
     "related location without note": _delete("findings.0.related.0.note"),
     "tool without rules version": _delete("tool.rules"),
+    "invariant without suppressed count": _delete("invariants.0.suppressed"),
     "no integrity/clean-apply check": _drop_check("integrity/clean-apply"),
     "integrity/paths twice": _duplicate_check("integrity/paths"),
     # extra keys
@@ -181,6 +184,26 @@ def test_broken_report_is_rejected(sample_reports, report_validator, case) -> No
     assert schema_errors(report_validator, data) == []
     BROKEN[case](data)
     assert schema_errors(report_validator, data), f"the schema accepts a report with {case}"
+
+
+def _with_suppression(data: dict, **entry: Any) -> dict:
+    finding = data["findings"][0]
+    data["suppressed"] = [{"finding": finding["id"], "rule": finding["rule"], "path": finding["path"],
+                           "line": finding["line"], "reason": "checked by hand", **entry}]
+    return data
+
+
+def test_suppressed_entries_carry_honoured(sample_reports, report_validator) -> None:
+    """`honoured` is required; only a suppression the patch adds can be refused."""
+    base = as_json(sample_reports["v5"])
+    for added, honoured in ((True, True), (True, False), (False, True)):
+        data = _with_suppression(copy.deepcopy(base), added_by_patch=added, honoured=honoured)
+        assert schema_errors(report_validator, data) == [], (added, honoured)
+    assert schema_errors(report_validator, _with_suppression(copy.deepcopy(base), added_by_patch=True))
+    refused_base = _with_suppression(copy.deepcopy(base), added_by_patch=False, honoured=False)
+    assert schema_errors(report_validator, refused_base), "a suppression the base already had is never refused"
+    wrong_type = _with_suppression(copy.deepcopy(base), added_by_patch=True, honoured="no")
+    assert schema_errors(report_validator, wrong_type)
 
 
 def test_merge_report_with_a_failed_check_is_rejected(sample_reports, report_validator) -> None:
@@ -227,7 +250,8 @@ def test_wheel_carries_the_schema(tmp_path: Path) -> None:
         [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation", "-w", str(tmp_path / "dist"), str(src)],
         check=True, capture_output=True,
     )
-    (wheel,) = (tmp_path / "dist").glob("reviewer-*.whl")
+    # Whatever the distribution is called on the index, the one wheel built carries the `reviewer` package.
+    (wheel,) = (tmp_path / "dist").glob("*.whl")
     with zipfile.ZipFile(wheel) as zf:
         shipped = zf.read(f"reviewer/schemas/{REPORT_SCHEMA}")
     assert json.loads(shipped) == report_schema()

@@ -18,7 +18,7 @@ from reviewer.report.formats import renderer
 from reviewer.engine.suppress import parse_directive
 
 
-def _probe() -> Family:
+def _probe(severity: Severity = Severity.MUST_FIX) -> Family:
     """Flags every line that mentions FLAG in a changed file (the patched text)."""
 
     def run(ctx) -> Outcome:
@@ -30,34 +30,54 @@ def _probe() -> Family:
                                              location=Location(f.path, n, n), anchor=line.strip()))
         return Outcome("probed", tuple(found), examined=1)
 
-    return Family("probe", "test probe", (CheckSpec("probe/flag", Severity.MUST_FIX, "flag", "flags FLAG"),), run)
+    return Family("probe", "test probe", (CheckSpec("probe/flag", severity, "flag", "flags FLAG"),), run)
 
 
-def _review(tmp: Path, base: dict, patched: dict, scope: str = "changed"):
+def _review(tmp: Path, base: dict, patched: dict, scope: str = "changed", severity: Severity = Severity.MUST_FIX):
     repo, sha, patch, _ = make_change(tmp, base, patched)
-    return review.run(review.Request(repo=str(repo.path), base=sha, patch=str(patch), scope=scope), families=(_probe(),)).report
+    return review.run(review.Request(repo=str(repo.path), base=sha, patch=str(patch), scope=scope),
+                      families=(_probe(severity),)).report
 
 
 def test_suppression_with_reason_silences_and_is_shown_as_added_by_patch(tmp_path) -> None:
-    report = _review(tmp_path, {"a.ts": "x\n"}, {"a.ts": "x\n// reviewer-ignore: probe/flag -- checked by hand\nconst FLAG = 1\n"})
+    # A should-fix: what a patch may silence by default (a must-fix it may not: tests/test_governance.py).
+    report = _review(tmp_path, {"a.ts": "x\n"}, {"a.ts": "x\n// reviewer-ignore: probe/flag -- checked by hand\nconst FLAG = 1\n"},
+                     severity=Severity.SHOULD_FIX)
     assert report.verdict.value == "MERGE" and report.findings == ()
     (s,) = report.suppressed
-    assert (s.finding.rule, s.path, s.line, s.reason, s.added_by_patch) == ("probe/flag", "a.ts", 2, "checked by hand", True)
-    assert report.invariants[0].status is InvariantStatus.VERIFIED and "(1 suppressed)" in report.invariants[0].summary
+    assert (s.finding.rule, s.path, s.line, s.reason, s.added_by_patch, s.honoured) == (
+        "probe/flag", "a.ts", 2, "checked by hand", True, True)
+    (inv,) = report.invariants
+    assert inv.status is InvariantStatus.VERIFIED and "(1 suppressed)" in inv.summary and inv.suppressed == 1
     md = renderer("markdown")(report)
     assert "## Suppressed" in md and "**by a suppression this patch adds**" in md
 
 
 def test_same_line_suppression_and_family_wide_id(tmp_path) -> None:
-    report = _review(tmp_path, {"a.ts": "x\n"}, {"a.ts": "x\nconst FLAG = 1 // reviewer-ignore: probe -- whole family\n"})
-    assert report.findings == () and len(report.suppressed) == 1
+    report = _review(tmp_path, {"a.ts": "x\n"}, {"a.ts": "x\nconst FLAG = 1 // reviewer-ignore: probe -- whole family\n"},
+                     severity=Severity.CONSIDER)
+    assert report.findings == () and len(report.suppressed) == 1 and report.suppressed[0].honoured
 
 
 def test_suppression_already_in_base_is_not_marked_as_added(tmp_path) -> None:
+    base = {"a.ts": "// reviewer-ignore: probe/flag -- legacy, tracked in #12\nconst FLAG = 1\nconst y = 1\n"}
+    patched = {"a.ts": "// reviewer-ignore: probe/flag -- legacy, tracked in #12\nconst FLAG = 1\nconst y = 2\n"}
+    report = _review(tmp_path, base, patched, scope="file")
+    (s,) = report.suppressed
+    assert s.added_by_patch is False and s.honoured and report.findings == ()
+    assert report.verdict.value == "MERGE"  # a must-fix, silenced by a suppression the base already had
+
+
+def test_a_base_suppression_does_not_cover_code_the_patch_writes_under_it(tmp_path) -> None:
+    """Moving new code under an old directive is the patch asking for silence: judged as one it added."""
     base = {"a.ts": "// reviewer-ignore: probe/flag -- legacy, tracked in #12\nconst FLAG = 1\n"}
     report = _review(tmp_path, base, {"a.ts": "// reviewer-ignore: probe/flag -- legacy, tracked in #12\nconst FLAG = 2\n"})
     (s,) = report.suppressed
-    assert s.added_by_patch is False and report.findings == ()
+    assert (s.added_by_patch, s.honoured) == (True, False)
+    assert [f.rule for f in report.findings] == ["probe/flag"] and report.verdict.value == "DO-NOT-MERGE"
+    report = _review(tmp_path / "b", {"a.ts": "// reviewer-ignore: probe/flag -- legacy\nconst ok = 1\n"},
+                     {"a.ts": "// reviewer-ignore: probe/flag -- legacy\nconst FLAG = 1\n"})
+    assert report.verdict.value == "DO-NOT-MERGE" and not report.suppressed[0].honoured
 
 
 def test_suppression_without_reason_silences_nothing_and_is_reported(tmp_path) -> None:

@@ -4,15 +4,19 @@
 
 on the reported line or the line before silences that one finding. The
 reason is mandatory; a suppression the patch itself adds is shown as such
-(a maintainer must see that the author silenced the bot); unused ones are
-reported; integrity findings can never be silenced.
+(a maintainer must see that the author silenced the bot), and silences only
+the severities the base's configuration lets a patch silence
+([suppressions] patch_may_silence): beyond those the request is listed but
+refused, and the finding keeps blocking. Unused ones are reported;
+integrity findings can never be silenced.
 """
 
 from __future__ import annotations
 
 import enum
 import string
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from typing import Collection
 
 from reviewer.change.changeset import ChangeSet, ChangedFile
 from reviewer.report.model import Finding, Location, Severity
@@ -45,6 +49,9 @@ class Directive:
 class Suppressed:
     finding: Finding
     directive: Directive
+    # False: the patch added the directive for a severity it may not silence;
+    # the finding stays among the kept ones and still counts.
+    honoured: bool = True
 
 
 def directive_body(line: str) -> str | None:
@@ -141,20 +148,54 @@ def _meta(spec: CheckSpec, message: str, d: Directive) -> Finding:
     )
 
 
-def apply_suppressions(findings: list[Finding], changeset: ChangeSet | None) -> tuple[list[Finding], list[Suppressed]]:
+def apply_suppressions(
+    findings: list[Finding], changeset: ChangeSet | None, patch_may_silence: Collection[Severity]
+) -> tuple[list[Finding], list[Suppressed]]:
+    """(findings still reported, suppressions that matched a finding).
+
+    A directive the patch adds silences a finding only if its severity is in
+    `patch_may_silence` (from the base's configuration, never the patch's);
+    otherwise the finding stays in the first list and the request is returned
+    with `honoured=False`, so it is shown and still counts. Either way the
+    directive was used: a refused request is not a stale one.
+    """
     if changeset is None:
         return findings, []
     directives = [d for f in changeset.files for d in _directives(f)]
+    # By (path, line): a finding is matched only from its own line and the one
+    # before, so thousands of findings and directives stay a lookup each.
+    at: dict[tuple[str, int], list[Directive]] = {}
+    for d in directives:
+        if d.reason:
+            at.setdefault((d.path, d.line), []).append(d)
     kept: list[Finding] = []
     suppressed: list[Suppressed] = []
     used: set[Directive] = set()
     for finding in findings:
-        hit = next((d for d in directives if d.reason and _matches(d, finding)), None)
-        if hit is None:
+        loc = finding.location
+        near = [] if loc is None else [*at.get((loc.path, loc.line - 1), ()), *at.get((loc.path, loc.line), ())]
+        matching = [d for d in near if _matches(d, finding)]
+        if not matching:
             kept.append(finding)
-        else:
-            used.add(hit)
-            suppressed.append(Suppressed(finding, hit))
+            continue
+        # A directive the base already had covers the finding even when the
+        # patch adds another one beside it, but only over code the base had:
+        # when the patch wrote the silenced lines, keeping the old directive
+        # above them is the patch asking for silence, so it is judged as one
+        # the patch added (else moving new code under an old directive would
+        # silence anything).
+        rewrote = loc is not None and _touches(changeset, loc)
+        allowed = [d for d in matching
+                   if not (d.added_by_patch or rewrote) or finding.severity in patch_may_silence]
+        hit = (allowed or matching)[0]
+        honoured = bool(allowed)
+        if rewrote and not hit.added_by_patch:
+            hit = replace(hit, added_by_patch=True)
+        # Each of them matches a finding, so none is stale.
+        used.update(matching)
+        suppressed.append(Suppressed(finding, hit, honoured))
+        if not honoured:
+            kept.append(finding)
     for d in directives:
         if not d.rules:
             kept.append(_meta(MALFORMED, "A reviewer-ignore comment must name the rule it silences: "
@@ -251,7 +292,10 @@ SUPPRESSION = CheckGroup(
     id="suppression",
     summary=(
         "Checks on the `reviewer-ignore` comments themselves: each must name the rule it silences and say "
-        "why after `--`, and one that matches no finding is reported. Integrity findings can never be silenced."
+        "why after `--`, and one that matches no finding is reported. A suppression the patch itself adds "
+        "silences only the severities the base's `[suppressions] patch_may_silence` allows (should-fix and "
+        "consider by default): a must-fix finding it names stays blocking and is listed as a suppression "
+        "requested by the patch. Integrity findings can never be silenced."
     ),
     checks=(MALFORMED, MISSING_REASON, UNUSED),
     locked=(

@@ -471,8 +471,9 @@ INTEGRITY_CHECKS: tuple[CheckSpec, ...] = (
         id="integrity/config-edited",
         severity=Severity.CONSIDER,
         title="The patch edits reviewer.toml; the edit was not applied",
-        summary="The patch changes reviewer.toml; the review still ran on the configuration of the base "
-        "commit (or `--config`), never on the patched one.",
+        summary="The patch changes (or deletes) reviewer.toml, and the patched file loads; the review still ran "
+        "on the configuration of the base commit (or `--config`), never on the patched one. An edit that does "
+        "not load is `integrity/config-invalid` instead.",
         why=(
             "A patch must not be able to weaken the rules that judge it: raise a bound, disable a check or "
             "re-rate a must-fix in the same change that needs it. The note tells maintainers that the "
@@ -491,6 +492,37 @@ INTEGRITY_CHECKS: tuple[CheckSpec, ...] = (
             "# in the same patch as the code that swallows Lost"
         ),
         good="# change reviewer.toml in a pull request of its own; the code change is then judged by the merged rules",
+    ),
+    CheckSpec(
+        id="integrity/config-invalid",
+        severity=Severity.MUST_FIX,
+        title="The patch makes reviewer.toml invalid",
+        summary="The patch changes reviewer.toml into a file the configuration loader refuses (not TOML, an "
+        "unknown table, option or rule id, a value of the wrong type); the review itself still ran on the "
+        "configuration of the base commit (or `--config`).",
+        why=(
+            "The configuration is read from the target branch before anything else, and a file it cannot load "
+            "stops every review there with an error and no verdict. Merging an invalid reviewer.toml would turn "
+            "the bot off for every later pull request until someone repairs it, so the change that breaks it "
+            "must not merge. The patched file is loaded with the same loader and the same rule families as "
+            "the base's; a patch that deletes reviewer.toml is valid (the built-in defaults then apply)."
+        ),
+        bad=(
+            "diff --git a/reviewer.toml b/reviewer.toml\n"
+            "--- a/reviewer.toml\n"
+            "+++ b/reviewer.toml\n"
+            "@@ -1,2 +1,2 @@\n"
+            " [limits]\n"
+            "-max_files = 2000\n"
+            "+max_file = 2000\n"
+            "# [limits] has no option 'max_file': every review on main would exit 2"
+        ),
+        good=(
+            "[limits]\n"
+            "max_files = 2000\n"
+            "# an edit can be checked before pushing: --config loads a file with the same loader\n"
+            "reviewer verify --repo . --base \"$BASE\" --patch change.patch --config reviewer.toml"
+        ),
     ),
 )
 

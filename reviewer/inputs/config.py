@@ -10,6 +10,9 @@
     [disable]
     rules = ["bounded-scan/starvation-order"]
 
+    [suppressions]
+    patch_may_silence = ["should-fix", "consider"]
+
 Unknown tables, families, options and rule ids are errors: a typo must not
 silently leave a rule on its defaults. Integrity, suppression and
 `<family>/internal-error` checks can never be re-rated or disabled (the gate,
@@ -36,6 +39,42 @@ _BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
 
 
 @dataclass(frozen=True)
+class Suppressions:
+    """[suppressions]: how far a `reviewer-ignore` comment the patch itself adds may reach.
+
+    A patch that adds a suppression of a must-fix finding is its author
+    silencing the bot in the change it judges: by default that finding stays
+    blocking and is listed as a refused request. Suppressions already in the
+    base keep working for every severity; integrity findings are never silenced.
+    """
+
+    # The severities a patch-added suppression may silence (a sorted tuple, so
+    # the digest and the documentation read it the same way every time).
+    patch_may_silence: tuple[Severity, ...] = (Severity.SHOULD_FIX, Severity.CONSIDER)
+
+    @classmethod
+    def from_table(cls, table: Mapping[str, Any], where: str) -> "Suppressions":
+        known = ("patch_may_silence",)
+        for key in table:
+            if key not in known:
+                raise ReviewerError(f"{where} [suppressions] has no option {_key(key)} (known: {', '.join(known)})")
+        if "patch_may_silence" not in table:
+            return cls()
+        value = table["patch_may_silence"]
+        names = {s.value for s in Severity}
+        if not isinstance(value, list) or not all(isinstance(v, str) and v in names for v in value):
+            raise ReviewerError(
+                f"{where} [suppressions] patch_may_silence must be a list of severities "
+                f"(\"must-fix\", \"should-fix\", \"consider\"), got {shown(value)}"
+            )
+        return cls(tuple(sorted({Severity(v) for v in value}, key=lambda s: s.rank)))
+
+    def patch_may_silence_value(self) -> list[str]:
+        """As reviewer.toml spells it."""
+        return [s.value for s in self.patch_may_silence]
+
+
+@dataclass(frozen=True)
 class Config:
     source: str  # "built-in defaults", "reviewer.toml at <base>", or the --config path
     options: Mapping[str, Mapping[str, Any]]  # family id -> effective options
@@ -49,6 +88,7 @@ class Config:
     configured: Mapping[str, frozenset[str]] = field(default_factory=dict)
     # [model]: role-table entries that replace the model's defaults (see MODEL_SELECTORS/MODEL_NAMES).
     model: Mapping[str, Any] = field(default_factory=dict)
+    suppressions: Suppressions = field(default_factory=Suppressions)
 
     def for_family(self, family_id: str) -> Mapping[str, Any]:
         return self.options.get(family_id, {})
@@ -63,6 +103,9 @@ class Config:
         }
         if self.model:
             payload["model"] = self.model
+        # Only when set otherwise: a review stored before the table existed keeps its identity.
+        if self.suppressions != Suppressions():
+            payload["suppressions"] = {"patch_may_silence": self.suppressions.patch_may_silence_value()}
         if any(self.configured.values()):  # what is set by hand decides what may be inferred
             payload["configured"] = {k: sorted(v) for k, v in sorted(self.configured.items())}
         return hashlib.sha256(json.dumps(payload, sort_keys=True, default=list).encode()).hexdigest()
@@ -74,6 +117,7 @@ _TABLES = {
     "disable": "[disable]",
     "limits": "[limits]",
     "model": "[model]",
+    "suppressions": "[suppressions]",
 }
 
 # [model]: the role table of the TypeScript model (reviewer/typescript/roles.py), kept as
@@ -197,9 +241,7 @@ def build_config(raw: Mapping[str, Any], families: tuple[Family, ...], source: s
     where = f"{source}:"
     unknown_tables = set(raw) - set(_TABLES)
     if unknown_tables:
-        raise ReviewerError(
-            f"{where} unknown table(s) {sorted(unknown_tables)}; expected [rules.<family>], [severity], [disable], [limits], [model]"
-        )
+        raise ReviewerError(f"{where} unknown table(s) {sorted(unknown_tables)}; expected {', '.join(_TABLES.values())}")
     # Every check a family's catalog entry names, the engine's idioms-not-found note included.
     check_ids = {spec.id for f in families for spec in family_group(f).checks}
     options = _options(raw, families, where)
@@ -210,7 +252,9 @@ def build_config(raw: Mapping[str, Any], families: tuple[Family, ...], source: s
         fam_id: frozenset(table) for fam_id, table in _table(raw, "rules", where).items() if isinstance(table, dict)
     }
     model = _model(raw, where)
-    return Config(source, options, severities, disabled, limits=limits, configured=configured, model=model)
+    suppressions = Suppressions.from_table(_table(raw, "suppressions", where), where)
+    return Config(source, options, severities, disabled, limits=limits, configured=configured, model=model,
+                  suppressions=suppressions)
 
 
 def parse_toml(data: bytes, source: str) -> dict[str, Any]:

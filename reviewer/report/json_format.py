@@ -59,14 +59,15 @@ def to_dict(report: Report) -> dict[str, Any]:
         "files": [{"path": f.path, "old_path": f.old_path, "status": f.status} for f in report.files],
         "invariants": [
             {"id": i.id, "status": i.status.value, "findings": [f.id for f in i.findings],
-             "pre_existing": [f.id for f in i.pre_existing], "summary": i.summary, "vocabulary": i.vocabulary}
+             "pre_existing": [f.id for f in i.pre_existing], "suppressed": i.suppressed, "summary": i.summary,
+             "vocabulary": i.vocabulary}
             for i in report.invariants
         ],
         "findings": [_finding(f) for f in report.findings],
         "pre_existing": [_finding(f) for f in report.pre_existing],
         "suppressed": [
             {"finding": f"{s.finding.id}", "rule": s.finding.rule, "path": s.path, "line": s.line,
-             "reason": s.reason, "added_by_patch": s.added_by_patch}
+             "reason": s.reason, "added_by_patch": s.added_by_patch, "honoured": s.honoured}
             for s in report.suppressed
         ],
         "scope": report.scope,
@@ -75,6 +76,10 @@ def to_dict(report: Report) -> dict[str, Any]:
             "base_ref": report.pull_request.base_ref, "head_ref": report.pull_request.head_ref,
             "base": report.pull_request.base, "head": report.pull_request.head,
             "merge_base": report.pull_request.merge_base,
+            "number": report.pull_request.number, "head_branch": report.pull_request.head_branch,
+        },
+        "links": None if report.links is None else {
+            "repository": report.links.repository, "commit": report.links.commit, "run": report.links.run,
         },
     }
 
