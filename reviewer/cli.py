@@ -50,10 +50,18 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _add_inputs(p: argparse.ArgumentParser, with_formats: bool = True, pr: bool = False) -> None:
-    p.add_argument("--repo", required=True, help="git repository (checkout or bare); never modified")
+    p.add_argument("--repo", required=True,
+                   help="git repository: the top level of a checkout, linked worktree or submodule checkout, or a "
+                        "bare repository; never modified")
     if pr:
         p.add_argument("--base", required=True, help="base ref or commit of the pull request (e.g. origin/main)")
         p.add_argument("--head", required=True, help="head ref or commit of the pull request")
+        p.add_argument("--pr", type=int, metavar="N",
+                       help="the pull request's number: chains its versions into deltas (default: pull_request.number "
+                            "of $GITHUB_EVENT_PATH, else the head branch's name; a detached head has no delta)")
+        p.add_argument("--link-base", metavar="URL",
+                       help="the repository's web URL (https://github.com/owner/repo): every path:line becomes a "
+                            "permalink to the head commit (default: $GITHUB_SERVER_URL/$GITHUB_REPOSITORY)")
     else:
         p.add_argument("--base", required=True, help="full 40-hex id of the base commit")
         p.add_argument("--patch", required=True, help="the patch (git diff format): a file, a pipe, or - for standard input; read once")
@@ -68,8 +76,14 @@ def _add_inputs(p: argparse.ArgumentParser, with_formats: bool = True, pr: bool 
         p.add_argument("--format", action="append", metavar="FMT[=PATH]",
                        help=f"one of {', '.join(FORMATS)} (default markdown); repeatable, at most one to stdout")
         p.add_argument("--scope", default="changed", choices=("changed", "file", "all"),
-                       help="count findings where the patch changed code (default), anywhere in changed files, or "
-                            "everywhere (all: every family also examines unchanged code that uses its idioms)")
+                       help="which findings count against the patch. changed (default): a finding located at, or "
+                            "related to, a changed line. file: also findings on unchanged lines of changed files "
+                            "(only what the families examined: bounded-scan judges every query of a changed "
+                            "scan-path file and terminal-commit-order every call of a function the patch touched; "
+                            "lease-renewal judges only changed constructs and schema-prev-ids reports only defects "
+                            "the patch introduces, so for them file is changed). all: every finding, and "
+                            "lease-renewal and terminal-commit-order also examine unchanged files that use their idioms. Findings outside the scope are listed as "
+                            "pre-existing, never blocking; see docs/usage.md")
 
 
 def _add_state(p: argparse.ArgumentParser) -> None:
@@ -88,13 +102,15 @@ def build_parser() -> argparse.ArgumentParser:
     review_p = sub.add_parser("review", help="integrity gate, reconstruction, rules, report")
     _add_inputs(review_p)
     _add_state(review_p)
-    _add_inputs(sub.add_parser("verify", help="integrity gate only"))
+    _add_inputs(sub.add_parser("verify", help="integrity gate only: GATE PASSED or GATE FAILED, never a verdict"))
     pr_p = sub.add_parser("pr", help="review merge-base(base, head)..head of a pull request")
     _add_inputs(pr_p, pr=True)
     _add_state(pr_p)
     diff = sub.add_parser("diff", help="the delta between two JSON reports: resolved, new, still open")
     diff.add_argument("old", metavar="OLD.json")
     diff.add_argument("new", metavar="NEW.json")
+    diff.add_argument("--format", default="markdown", choices=("markdown", "json"),
+                      help="markdown (default) or json (a reviewer-delta/1 object)")
     history = sub.add_parser("history", help="stored reviews of a repository, oldest first")
     history.add_argument("--repo", required=True)
     history.add_argument("--state-dir", metavar="DIR")
@@ -108,6 +124,9 @@ def build_parser() -> argparse.ArgumentParser:
     init.add_argument("--repo", required=True, help="git repository (checkout or bare); never modified")
     init.add_argument("--base", default="HEAD", help="commit (or ref) whose tree is read (default: HEAD)")
     init.add_argument("--config", metavar="FILE", help="start from this configuration instead of reviewer.toml at --base")
+    from reviewer.sweep.command import configure as configure_sweep
+
+    configure_sweep(sub.add_parser("sweep", help="review every commit of a range against its parent (history audit)"))
     demo = sub.add_parser("demo", help="review the shipped sample end to end")
     demo.add_argument("--sample", default="session-recovery", help="sample name (default: session-recovery)")
     demo.add_argument("--patch-name", default="v5", help="which of the sample's patches (default: v5)")
@@ -177,15 +196,22 @@ def _exit_for(report) -> int:
     return EXIT_MERGE if report.verdict is Verdict.MERGE else EXIT_BLOCK
 
 
-def cmd_review(args: argparse.Namespace, gate_only: bool = False) -> int:
+def cmd_review(args: argparse.Namespace) -> int:
+    return _stateful(args, _request(args), parse_formats(args.format))
+
+
+def cmd_verify(args: argparse.Namespace) -> int:
+    """The integrity gate alone: its own result and exit status (0 passed, 1 failed), never MERGE."""
     from reviewer import review
+    from reviewer.report import gate
 
     outputs = parse_formats(args.format)
-    if gate_only:
-        outcome = review.run(_request(args), gate_only=True)
-        _emit(outcome.report, outputs)
-        return _exit_for(outcome.report)
-    return _stateful(args, _request(args), outputs)
+    for out in outputs:
+        gate.refuse(out.fmt)  # before any work: a refused format is a usage error
+    report = review.run(_request(args), gate_only=True).report
+    wanted = {out.fmt for out in outputs} | ({"markdown"} if any(o.fmt == "github" for o in outputs) else set())
+    _write_outputs({fmt: gate.renderer(fmt)(report) for fmt in wanted}, outputs)
+    return EXIT_MERGE if gate.passed(report) else EXIT_BLOCK
 
 
 def _stateful(args: argparse.Namespace, req, outputs: tuple[Output, ...]) -> int:
@@ -205,32 +231,50 @@ def _stateful(args: argparse.Namespace, req, outputs: tuple[Output, ...]) -> int
 
 
 def cmd_pr(args: argparse.Namespace) -> int:
+    import os
+
     from reviewer import review
-    from reviewer.inputs.pullrequest import pull_request_patch
+    from reviewer.inputs.pullrequest import check_number, event_number, permalinks, pull_request_patch, web_url
 
     outputs = parse_formats(args.format)
+    # Every input that can be wrong is checked before git runs.
+    number = check_number(args.pr) if args.pr is not None else event_number(os.environ)
+    if args.link_base is not None:
+        web_url(args.link_base, "--link-base")
     with tempfile.TemporaryDirectory(prefix="reviewer-pr-") as tmp:
-        pr, patch_path = pull_request_patch(args.repo, args.base, args.head, Path(tmp))
+        pr, patch_path = pull_request_patch(args.repo, args.base, args.head, Path(tmp), number)
+        links = permalinks(args.link_base, pr.head, os.environ)
         if patch_path is None:
-            report = review.empty_report(_request(args, base=pr.merge_base, pull_request=pr))
+            report = review.empty_report(_request(args, base=pr.merge_base, pull_request=pr, links=links))
             _emit(report, outputs)
             return _exit_for(report)
+        if pr.number is None and pr.head_branch is None and not args.no_state and args.previous is None:
+            from reviewer.display import printable
+
+            print(f"reviewer: note: no delta: --head {printable(args.head)} is not a branch and no pull request "
+                  "number is known (--pr N, or GITHUB_EVENT_PATH), so this version is not compared with earlier ones",
+                  file=sys.stderr)
         return _stateful(args, _request(args, base=pr.merge_base, patch=str(patch_path), pull_request=pr,
-                                        config_commit=pr.base), outputs)
+                                        config_commit=pr.base, links=links), outputs)
 
 
 def cmd_diff(args: argparse.Namespace) -> int:
-    from reviewer.state.delta import compare, load_report
-    from reviewer.report.markdown import render_delta
+    from reviewer.state.delta import compare, load_report, render_json
 
-    sys.stdout.write(render_delta(compare(load_report(args.old), load_report(args.new))))
+    old, new = load_report(args.old), load_report(args.new)
+    if args.format == "json":
+        sys.stdout.write(render_json(old, new))
+    else:
+        from reviewer.report.markdown import render_delta
+
+        sys.stdout.write(render_delta(compare(old, new)))
     return EXIT_MERGE
 
 
 def cmd_history(args: argparse.Namespace) -> int:
     from reviewer.display import printable
     from reviewer.gitio import open_repo
-    from reviewer.state.store import StateStore, default_state_dir
+    from reviewer.state.store import StateStore, default_state_dir, recorded_head, utc_iso
 
     repo = open_repo(args.repo)
     repo.close()
@@ -239,11 +283,17 @@ def cmd_history(args: argparse.Namespace) -> int:
     if not records:
         print(f"no stored reviews of {args.repo} in {store.root}")
         return EXIT_MERGE
-    print(f"{'review':<16}  {'verdict':<12}  {'base':<12}  {'patch sha256':<12}  {'rules':<8}  patch")
+    print(f"{'recorded (UTC)':<20}  {'review':<16}  {'verdict':<12}  {'head':<12}  {'base':<12}  "
+          f"{'patch sha256':<12}  {'rules':<12}  patch")
     for r in records:
         ident = r.identity
-        print(f"{r.key[:16]}  {r.verdict:<12}  {str(ident.get('base'))[:12]}  {str(ident.get('patch_sha256'))[:12]}  "
-              f"{str(ident.get('rules')):<8}  {printable(str(ident.get('patch_name')))}")
+        head = recorded_head(ident) or "-"
+        cells = [utc_iso(r.recorded_at), r.key[:16], r.verdict, head[:12], str(ident.get("base"))[:12],
+                 str(ident.get("patch_sha256"))[:12], str(ident.get("rules")), str(ident.get("patch_name"))]
+        # Everything in a record may have come from a hostile patch or repository.
+        cells = [printable(c) for c in cells]
+        print(f"{cells[0]:<20}  {cells[1]:<16}  {cells[2]:<12}  {cells[3]:<12}  {cells[4]:<12}  {cells[5]:<12}  "
+              f"{cells[6]:<12}  {cells[7]}")
     return EXIT_MERGE
 
 
@@ -386,7 +436,7 @@ def _dispatch(argv: Sequence[str] | None) -> int:
         if args.command == "review":
             return cmd_review(args)
         if args.command == "verify":
-            return cmd_review(args, gate_only=True)
+            return cmd_verify(args)
         if args.command == "pr":
             return cmd_pr(args)
         if args.command == "diff":
@@ -399,6 +449,10 @@ def _dispatch(argv: Sequence[str] | None) -> int:
             return cmd_rules(args)
         if args.command == "init":
             return cmd_init(args)
+        if args.command == "sweep":
+            from reviewer.sweep.command import run as run_sweep
+
+            return run_sweep(args)
         if args.command == "demo":
             return cmd_demo(args)
         raise ReviewerError(f"unknown command {args.command!r}")

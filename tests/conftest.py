@@ -13,6 +13,15 @@ def _private_state_dir(tmp_path_factory, monkeypatch):
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.mktemp("cache")))
 
 
+@pytest.fixture(autouse=True)
+def _outside_github_actions(monkeypatch):
+    """A test run inside GitHub Actions must not review with that run's own
+    pull-request event, permalinks or step summary."""
+    for name in ("GITHUB_EVENT_PATH", "GITHUB_SERVER_URL", "GITHUB_REPOSITORY", "GITHUB_RUN_ID",
+                 "GITHUB_STEP_SUMMARY", "GITHUB_OUTPUT", "GITHUB_EVENT_NAME", "GITHUB_TOKEN"):
+        monkeypatch.delenv(name, raising=False)
+
+
 @pytest.fixture(scope="session")
 def report_validator():
     """A validator of the shipped `reviewer-report/1` JSON Schema (reviewer/schemas/)."""

@@ -87,5 +87,5 @@ def test_no_review_runs_a_transport_or_fetches_lazily(tmp_path: Path, transport:
     assert code in (1, 2), out
     assert "internal error" not in err and "Traceback" not in err
     if code == 1:
-        assert out.rstrip().splitlines()[-1] == "DO-NOT-MERGE"
+        assert out.rstrip().splitlines()[-1] == ("GATE FAILED" if command == "verify" else "DO-NOT-MERGE")
     assert head

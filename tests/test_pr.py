@@ -12,6 +12,13 @@ from gitrepo import Repo, git, sample_repo, state_digest
 from reviewer.cli import main
 
 
+@pytest.fixture(autouse=True)
+def _outside_github(monkeypatch) -> None:
+    """Run under GitHub Actions or not, the PR identity and links come only from each test's arguments."""
+    for name in ("GITHUB_EVENT_PATH", "GITHUB_SERVER_URL", "GITHUB_REPOSITORY", "GITHUB_RUN_ID", "GITHUB_STEP_SUMMARY"):
+        monkeypatch.delenv(name, raising=False)
+
+
 @pytest.fixture
 def pr_repo(tmp_path: Path):
     """A bare repository with `main` and a `feature` branch that forked from it."""
@@ -39,9 +46,12 @@ def test_pr_reviews_merge_base_to_head_on_a_bare_repo(pr_repo, capsys) -> None:
     assert code == 0, err
     assert report["base"] == fork_point  # not main's tip: main's own later commits are not the PR's
     assert {f["path"] for f in report["files"]} == {"src/a.ts", "src/c.ts"}
-    assert report["pull_request"] == {
+    pr = report["pull_request"]
+    assert {k: pr[k] for k in ("base_ref", "head_ref", "base", "head", "merge_base")} == {
         "base_ref": "main", "head_ref": "feature", "base": pr_repo[3], "head": head, "merge_base": fork_point,
     }
+    # The identity fields, once the JSON renderer shows them: no number given, the head is branch `feature`.
+    assert {k: pr[k] for k in ("number", "head_branch") if k in pr} in ({}, {"number": None, "head_branch": "feature"})
     assert state_digest(bare) == before
 
 

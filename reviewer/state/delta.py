@@ -15,6 +15,7 @@ from reviewer.errors import ReviewerError
 from reviewer.report.model import Delta, DeltaItem, Report, Severity
 from reviewer.report.json_format import SCHEMA, to_dict
 
+DELTA_SCHEMA = "reviewer-delta/1"
 _HEX = frozenset("0123456789abcdef")
 SEVERITIES = tuple(s.value for s in Severity)
 
@@ -129,3 +130,30 @@ def with_delta(report: Report, previous: Mapping[str, Any]) -> Report:
     except ValueError as exc:
         raise ReviewerError(f"previous report: {exc}") from None
     return replace(report, delta=compare(previous, to_dict(report)))
+
+
+def _item(i: DeltaItem) -> dict[str, Any]:
+    return {"id": i.id, "rule": i.rule, "severity": i.severity, "title": i.title, "path": i.path, "line": i.line}
+
+
+def delta_to_dict(delta: Delta, current: str) -> dict[str, Any]:
+    """`reviewer diff --format json`: the delta, items shaped as in a report's `delta`."""
+    return {
+        "schema": DELTA_SCHEMA,
+        "previous": delta.previous,
+        "current": current,
+        "resolved": [_item(i) for i in delta.resolved],
+        "new": [_item(i) for i in delta.new],
+        "still_open": [_item(i) for i in delta.still_open],
+    }
+
+
+def render_json(old: Mapping[str, Any], new: Mapping[str, Any]) -> str:
+    data = delta_to_dict(compare(old, new), describe(new))
+    text = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        # A report read from outside may hold a lone surrogate (`"\\udc80"`): escaped, it stays printable.
+        text = json.dumps(data, indent=2) + "\n"
+    return text

@@ -2,7 +2,8 @@
 
 A review's identity is everything that can change its report: base commit,
 patch hash and name, artifact hashes, the effective configuration, scope,
-the pull-request refs, rule-set and tool versions. A record is written only
+the pull request (refs, commits, number, head branch), the permalinks,
+rule-set and tool versions. A record is written only
 when the review completed (temporary file, fsync, rename), so an interrupted
 run leaves nothing that claims completion. A corrupt record is an error that
 names the file, never "no previous review".
@@ -213,3 +214,25 @@ def _replace_atomically(path: Path, payload: bytes) -> None:
 
 def now() -> float:
     return round(time.time(), 3)
+
+
+def utc_iso(seconds: float) -> str:
+    """A record's `recorded_at` as UTC ISO 8601, to the second: `2026-02-03T04:05:06Z`."""
+    from datetime import datetime, timezone
+
+    try:
+        return datetime.fromtimestamp(seconds, timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    except (OverflowError, OSError, ValueError):
+        return "-"  # a time no calendar holds: shown as unknown, never a crash of `history`
+
+
+def recorded_head(identity: Mapping[str, Any]) -> str | None:
+    """The head commit a stored review of a pull request reviewed, or None."""
+    pr = identity.get("pull_request")
+    if isinstance(pr, dict):
+        head = pr.get("head")
+    elif isinstance(pr, list) and len(pr) >= 4:
+        head = pr[3]  # records written before identities named their fields: [base_ref, head_ref, base, head, ...]
+    else:
+        head = None
+    return head if isinstance(head, str) else None

@@ -52,7 +52,13 @@ def identity(req, p: "Prepared", previous: Mapping[str, Any] | None) -> Identity
         "overrides": dict(sorted(req.overrides.items())),
         "scope": req.scope,
         "allow": [req.allow_symlinks, req.allow_gitlinks],
-        "pull_request": None if pr is None else [pr.base_ref, pr.head_ref, pr.base, pr.head, pr.merge_base],
+        "pull_request": None if pr is None else {
+            "base_ref": pr.base_ref, "head_ref": pr.head_ref, "base": pr.base, "head": pr.head,
+            "merge_base": pr.merge_base, "number": pr.number, "head_branch": pr.head_branch,
+        },
+        "links": None if req.links is None else {
+            "repository": req.links.repository, "commit": req.links.commit, "run": req.links.run,
+        },
         "previous": None if previous is None else hashlib.sha256(json.dumps(previous, sort_keys=True).encode()).hexdigest(),
         "rules": RULESET_VERSION,
         "tool": __version__,
@@ -60,10 +66,22 @@ def identity(req, p: "Prepared", previous: Mapping[str, Any] | None) -> Identity
 
 
 def pr_key(repo_id: str, req) -> str | None:
+    """The chain of one pull request's versions: (repository, number), else (repository,
+    head branch); None when it has neither, so it never chains with anything.
+
+    Never the refs' text: in CI they are commit ids (a new chain on every push),
+    and locally `--head HEAD` names a different pull request on every branch.
+    """
     pr = req.pull_request
     if pr is None:
         return None
-    return hashlib.sha256(f"{repo_id}\0{pr.base_ref}\0{pr.head_ref}".encode()).hexdigest()
+    if pr.number is not None:
+        identity = f"number\0{pr.number}"
+    elif pr.head_branch:
+        identity = f"branch\0{pr.head_branch}"
+    else:
+        return None
+    return hashlib.sha256(f"{repo_id}\0{identity}".encode("utf-8", "surrogateescape")).hexdigest()
 
 
 def _chain(store: StateStore, key: str) -> list[dict[str, str]]:

@@ -1,0 +1,170 @@
+"""`reviewer sweep` on a history built in the test: the shipped sample's patches as commits."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from reviewer.cli import main
+from tests.gitrepo import git, sample_repo
+
+
+@pytest.fixture(scope="module")
+def history(tmp_path_factory) -> tuple[Path, list[str]]:
+    """base → v5 (DO-NOT-MERGE) → v6 on top of v5 → a README edit → an empty commit → a merge."""
+    tmp = tmp_path_factory.mktemp("sweep")
+    git_dir, base, patches = sample_repo(tmp)
+    work = tmp / "work"
+    git(tmp, "clone", "-q", str(git_dir), str(work))
+    git(work, "checkout", "-q", "-B", "main", base)
+    git(work, "apply", "--index", str(patches["v5"]))
+    git(work, "commit", "-q", "-m", "v5")
+    git(work, "apply", "--index", "-R", str(patches["v5"]))
+    git(work, "apply", "--index", str(patches["v6"]))
+    git(work, "commit", "-q", "-m", "v6")
+    (work / "NOTES.md").write_text("notes\n")
+    git(work, "add", "NOTES.md")
+    git(work, "commit", "-q", "-m", "notes")
+    git(work, "commit", "-q", "--allow-empty", "-m", "nothing")
+    git(work, "checkout", "-q", "-b", "side", "HEAD~1")
+    (work / "SIDE.md").write_text("side\n")
+    git(work, "add", "SIDE.md")
+    git(work, "commit", "-q", "-m", "side")
+    git(work, "checkout", "-q", "main")
+    git(work, "merge", "-q", "--no-ff", "-m", "merge side", "side")
+    commits = git(work, "rev-list", "--reverse", "--topo-order", f"{base}..main").split()
+    return work, [base, *commits]
+
+
+def _sweep(capsys, *args: str) -> tuple[int, str, str]:
+    code = main(["sweep", *args, "--no-progress"])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def _lines(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def test_each_commit_report_equals_reviewer_review_of_that_commit(history, tmp_path, capsys) -> None:
+    work, commits = history
+    code, out, _ = _sweep(capsys, "--repo", str(work), "--range", f"{commits[0]}..main",
+                          "--out", str(tmp_path / "s.jsonl"), "--reports", str(tmp_path / "reports"))
+    lines = _lines(tmp_path / "s.jsonl")
+    assert [l["commit"] for l in lines] == commits[1:]
+    by_status = {l["status"] for l in lines}
+    assert by_status == {"reviewed", "empty"}
+    assert code == 1 and "DO-NOT-MERGE" in out  # v5 blocks
+    assert lines[0]["verdict"] == "DO-NOT-MERGE" and lines[0]["counts"]["must-fix"] > 0
+    for line in lines:
+        if line["status"] != "reviewed":
+            continue
+        patch = tmp_path / f"{line['commit'][:12]}.patch"
+        patch.write_bytes(
+            __import__("subprocess").run(["git", "diff", "--binary", "--full-index", "-M", line["parent"], line["commit"]],
+                                         cwd=work, capture_output=True, check=True).stdout)
+        for fmt, ext in (("json", "json"), ("markdown", "md")):
+            single = tmp_path / f"single.{ext}"
+            rc = main(["review", "--repo", str(work), "--base", line["parent"], "--patch", str(patch),
+                       "--no-state", "--format", f"{fmt}={single}"])
+            assert rc == (1 if line["verdict"] == "DO-NOT-MERGE" else 0)
+            assert (tmp_path / "reports" / f"{line['commit']}.{ext}").read_bytes() == single.read_bytes()
+
+
+def test_an_interrupted_sweep_resumes_to_the_same_file(history, tmp_path, capsys) -> None:
+    work, commits = history
+    whole = tmp_path / "whole.jsonl"
+    _sweep(capsys, "--repo", str(work), "--range", f"{commits[0]}..main", "--out", str(whole))
+    data = whole.read_bytes()
+    first, second = data.split(b"\n")[:2]
+    cut = tmp_path / "cut.jsonl"
+    # Killed while writing the second line: one whole line and half of the next.
+    cut.write_bytes(first + b"\n" + second[: len(second) // 2])
+    code, _, err = _sweep(capsys, "--repo", str(work), "--range", f"{commits[0]}..main", "--out", str(cut))
+    assert cut.read_bytes() == data
+    assert code == 1
+
+
+def test_resume_refuses_a_file_written_with_other_settings(history, tmp_path, capsys) -> None:
+    work, commits = history
+    out = tmp_path / "s.jsonl"
+    _sweep(capsys, "--repo", str(work), "--range", f"{commits[0]}..{commits[2]}", "--out", str(out))
+    code, _, err = _sweep(capsys, "--repo", str(work), "--range", f"{commits[0]}..main", "--out", str(out),
+                          "--scope", "file")
+    assert code == 2 and "other settings" in err
+    code, _, _ = _sweep(capsys, "--repo", str(work), "--range", f"{commits[0]}..main", "--out", str(out),
+                        "--scope", "file", "--restart")
+    assert code == 1 and len(_lines(out)) == len(commits) - 1
+
+
+def test_shards_partition_the_range_and_their_union_is_the_whole(history, tmp_path, capsys) -> None:
+    work, commits = history
+    whole = tmp_path / "whole.jsonl"
+    _sweep(capsys, "--repo", str(work), "--range", f"{commits[0]}..main", "--out", str(whole))
+    parts = []
+    for i in (1, 2, 3):
+        out = tmp_path / f"part{i}.jsonl"
+        _sweep(capsys, "--repo", str(work), "--range", f"{commits[0]}..main", "--shard", f"{i}/3", "--out", str(out))
+        parts.append(_lines(out))
+    ids = [l["commit"] for part in parts for l in part]
+    assert sorted(ids) == sorted(commits[1:]) and len(ids) == len(set(ids))
+    by_commit = {l["commit"]: l for l in _lines(whole)}
+    assert all(l == by_commit[l["commit"]] for part in parts for l in part)
+
+
+def test_jobs_give_the_same_lines_in_the_same_order(history, tmp_path, capsys) -> None:
+    work, commits = history
+    one, two = tmp_path / "one.jsonl", tmp_path / "two.jsonl"
+    _sweep(capsys, "--repo", str(work), "--range", f"{commits[0]}..main", "--out", str(one))
+    code, out, _ = _sweep(capsys, "--repo", str(work), "--range", f"{commits[0]}..main", "--out", str(two), "--jobs", "2")
+    assert one.read_bytes() == two.read_bytes()
+    assert code == 1
+
+
+def test_summary_counts_commits_verdicts_and_families(history, capsys) -> None:
+    work, commits = history
+    code, out, _ = _sweep(capsys, "--repo", str(work), "--range", f"{commits[0]}..main")
+    assert f"{len(commits) - 1} commits" in out
+    assert "1 empty" in out and "DO-NOT-MERGE" in out
+    assert "lease-renewal" in out and "must-fix" in out and "slowest:" in out
+
+
+def test_first_parent_and_commit_lists(history, tmp_path, capsys) -> None:
+    work, commits = history
+    out = tmp_path / "fp.jsonl"
+    _sweep(capsys, "--repo", str(work), "--range", f"{commits[0]}..main", "--first-parent", "--out", str(out))
+    side = git(work, "rev-parse", "side")
+    listed = [l["commit"] for l in _lines(out)]
+    assert side not in listed and git(work, "rev-parse", "main") in listed
+    merge = next(l for l in _lines(out) if l["commit"] == git(work, "rev-parse", "main"))
+    assert merge["parent"] == git(work, "rev-parse", "main^1")  # a merge is reviewed against its first parent
+    listing = tmp_path / "commits.txt"
+    listing.write_text(f"# two of them\n{commits[2]}\nmain~1  # the empty one\n")
+    code, _, _ = _sweep(capsys, "--repo", str(work), "--commits", str(listing), "--out", str(tmp_path / "c.jsonl"))
+    assert [l["commit"] for l in _lines(tmp_path / "c.jsonl")] == [commits[2], git(work, "rev-parse", "main~1")]
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--range", "main"], "write it as A..B"),
+    (["--range=--all"], "not a revision range"),
+    (["--range", "nope..main"], "--range"),
+    (["--range", "main..main", "--shard", "0/3"], "between 1 and N"),
+    (["--range", "main..main", "--shard", "x"], "I/N"),
+    (["--range", "main..main", "--jobs", "0"], "--jobs"),
+    (["--range", "main..main", "--restart"], "--restart needs --out"),
+])
+def test_bad_arguments_are_refused_with_a_clear_message(history, capsys, args, message) -> None:
+    work, _ = history
+    code, _, err = _sweep(capsys, "--repo", str(work), *args)
+    assert code == 2 and message in err, err
+
+
+def test_sweep_never_changes_the_repository(history, tmp_path, capsys) -> None:
+    from tests.gitrepo import state_digest
+
+    work, commits = history
+    before = state_digest(work)
+    _sweep(capsys, "--repo", str(work), "--range", f"{commits[0]}..main", "--jobs", "2")
+    assert state_digest(work) == before
