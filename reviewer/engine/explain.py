@@ -13,9 +13,8 @@ import sys
 from pathlib import Path
 
 from reviewer.errors import ReviewerError
-from reviewer.engine.api import CheckGroup, Family
+from reviewer.engine.api import CheckGroup, CheckSpec, Family
 from reviewer.engine.registry import catalog
-
 
 
 def _vocab_mark(option) -> str:
@@ -158,12 +157,104 @@ def rules_index(groups: tuple[CheckGroup, ...]) -> str:
     return "\n".join(out) + "\n"
 
 
+def _page_text(group: CheckGroup) -> str:
+    return GENERATED + "\n\n" + group_page(group)
+
+
 def rule_pages(families: tuple[Family, ...]) -> dict[str, str]:
     """docs/rules/ as it must be: file name -> content, the index and one page per group of the catalog."""
     groups = catalog(families)
     pages = {INDEX: rules_index(groups)}
-    pages.update({_page_name(g): GENERATED + "\n\n" + group_page(g) for g in groups})
+    pages.update({_page_name(g): _page_text(g) for g in groups})
     return pages
+
+
+# ------------------------------------------------------------------ links into the reference (SARIF helpUri)
+
+# The one place the published location of docs/rules/ is named; every absolute
+# link to a rule (SARIF `helpUri`) is built on it.
+DOCS_URL = "https://github.com/reviewer-bot/reviewer/blob/main/docs/rules/"
+
+_CODE_SPAN = re.compile(r"(?<!`)(`+)(?!`)(.+?)(?<!`)\1(?!`)")
+_HTML_TAG = re.compile(r"<[^>]*>")
+_HEADING = re.compile(r"#{1,6}[ \t]+(.*?)(?:[ \t]+#+)?[ \t]*$")
+
+
+def _heading_text(source: str) -> str:
+    """A heading's text as GitHub renders it: code spans keep their content, HTML tags vanish."""
+    out, last = [], 0
+    for match in _CODE_SPAN.finditer(source):
+        out.append(_HTML_TAG.sub("", source[last:match.start()]))
+        body = match.group(2)
+        # CommonMark drops one space each side when both are there (`` `x` ``).
+        out.append(body[1:-1] if len(body) > 2 and body[0] == body[-1] == " " and body.strip() else body)
+        last = match.end()
+    out.append(_HTML_TAG.sub("", source[last:]))
+    return "".join(out).strip()
+
+
+def _slug(text: str) -> str:
+    """GitHub's heading id: lower case, everything but letters, digits, marks, `-`, `_`
+    and spaces dropped, each space a dash (github-slugger)."""
+    import unicodedata
+
+    kept = "".join(ch for ch in text.lower()
+                   if ch in "-_ " or unicodedata.category(ch)[0] in "LNM")
+    return kept.replace(" ", "-")
+
+
+def heading_anchors(markdown: str) -> list[tuple[str, str]]:
+    """(heading source, anchor) for every ATX heading outside code fences, in order,
+    with GitHub's `-1`, `-2` suffixes for repeated slugs."""
+    seen: dict[str, int] = {}
+    out: list[tuple[str, str]] = []
+    fence = ""
+    for line in markdown.split("\n"):
+        run = re.match(r" {0,3}(`{3,}|~{3,})", line)
+        if fence:
+            if run and line.strip() == run.group(1) and run.group(1)[0] == fence[0] and len(run.group(1)) >= len(fence):
+                fence = ""
+            continue
+        if run:
+            fence = run.group(1)
+            continue
+        match = _HEADING.match(line)
+        if match is None:
+            continue
+        base = _slug(_heading_text(match.group(1)))
+        count = seen.get(base, 0)
+        seen[base] = count + 1
+        out.append((match.group(1), base if count == 0 else f"{base}-{count}"))
+    return out
+
+
+def help_uris(families: tuple[Family, ...]) -> dict[str, str]:
+    """Check id -> absolute URL of its section in the rules reference, the anchor
+    taken from the heading its generated page gives it."""
+    uris: dict[str, str] = {}
+    for group in catalog(families):
+        anchors: dict[str, str] = {}
+        for source, anchor_id in heading_anchors(_page_text(group)):
+            anchors.setdefault(source, anchor_id)
+        for spec in group.checks:
+            uris[spec.id] = f"{DOCS_URL}{_page_name(group)}#{anchors[f'`{spec.id}`']}"
+    return uris
+
+
+def help_markdown(group: CheckGroup, spec: CheckSpec) -> str:
+    """What `reviewer rules --explain` says of `spec`, as Markdown (SARIF `help.markdown`)."""
+    locked = group.locked_for(spec.id)
+    severity = f"Severity: {spec.severity.value} (fixed)" if locked else f"Default severity: {spec.severity.value}"
+    out = [f"**{spec.title}.** {severity}.", "", f"**What it checks.** {spec.summary}"]
+    if spec.why:
+        out += ["", f"**Why it matters.** {spec.why}"]
+    if spec.bad:
+        out += ["", "Bad:", "", *_block(spec.bad)]
+    if spec.good:
+        out += ["", "Good:", "", *_block(spec.good)]
+    if locked:
+        out += ["", f"**Configuration.** {locked[0].upper()}{locked[1:]}."]
+    return "\n".join(out) + "\n"
 
 
 def write_rule_pages(directory: str | Path, families: tuple[Family, ...]) -> list[Path]:

@@ -3,11 +3,18 @@
 Everything is escaped per GitHub's rules, so no text from the patch can end
 a command early, start another one (`::set-output`, `::add-mask`,
 `::stop-commands`) or add a property.
+
+A DO-NOT-MERGE always says why: every finding is an annotation, a cause no
+finding carries (a family that errored on a parse error) gets its own error,
+and the closing verdict line names every cause. Suppressions the patch adds
+are annotated on the directive's line, honoured or refused.
 """
 
 from __future__ import annotations
 
-from reviewer.report.model import Finding, Report, Severity
+from reviewer.display import printable
+from reviewer.engine.api import INTERNAL_ERROR
+from reviewer.report.model import CheckStatus, Finding, InvariantStatus, Report, Severity, Verdict
 
 COMMAND = {Severity.MUST_FIX: "error", Severity.SHOULD_FIX: "warning", Severity.CONSIDER: "notice"}
 SUMMARY_LIMIT = 1024 * 1024 - 4096  # GitHub refuses step summaries over 1 MiB
@@ -34,8 +41,56 @@ def _command(f: Finding) -> str:
     return f"::{COMMAND[f.severity]} {','.join(props)}::{escape_data(message)}"
 
 
+def _cause_commands(report: Report) -> list[str]:
+    """An error per cause of the verdict that no finding annotates already: a family
+    that errored without an internal-error finding (a parse error over changed
+    lines), a failed check without its finding."""
+    annotated = {f.rule for f in report.findings}
+    out = []
+    for c in report.checks:
+        if c.status is CheckStatus.FAIL and c.id not in annotated:
+            title = f"{c.id}: integrity check failed"
+            text = printable(f"integrity check {c.id} failed: {c.detail}")
+            out.append(f"::error title={escape_property(title)}::{escape_data(text)}")
+    for i in report.invariants:
+        if i.status is InvariantStatus.ERROR and f"{i.id}/{INTERNAL_ERROR}" not in annotated:
+            title = f"{i.id}: could not check its invariant"
+            text = printable(f"rule family {i.id} could not be checked: {i.summary}")
+            out.append(f"::error title={escape_property(title)}::{escape_data(text)}")
+    return out
+
+
+def _suppression_commands(report: Report) -> list[str]:
+    """Every suppression the patch adds, on the directive's line: a warning when it
+    silences a finding, a notice when it was refused (its finding is annotated as
+    the error it still is)."""
+    out = []
+    for s in report.suppressed:
+        if not s.added_by_patch:
+            continue
+        rule = s.finding.rule
+        # The reason is the patch author's text: no terminal escape or bidi control reaches the log.
+        reason = printable(s.reason)
+        where = f"file={escape_property(s.path)},line={s.line},endLine={s.line}"
+        if s.honoured:
+            title = escape_property(f"suppression added by this patch: {rule}")
+            text = f"suppression added by this patch silences {rule}: {reason}"
+            out.append(f"::warning {where},title={title}::{escape_data(text)}")
+        else:
+            title = escape_property(f"suppression requested by this patch, not honoured: {rule}")
+            text = (
+                f"suppression requested by this patch for {rule} ({s.finding.severity.value}) was not honoured: "
+                f"the base's configuration does not let a patch silence a {s.finding.severity.value} finding, "
+                f"so it still counts. Reason given: {reason}"
+            )
+            out.append(f"::notice {where},title={title}::{escape_data(text)}")
+    return out
+
+
 def render(report: Report) -> str:
     lines = [_command(f) for f in report.findings]
+    lines += _cause_commands(report)
+    lines += _suppression_commands(report)
     if report.delta is not None:
         for d in report.delta.resolved:
             where = (f" at {d.path}" + (f":{d.line}" if d.line is not None else "")) if d.path else ""
@@ -45,7 +100,13 @@ def render(report: Report) -> str:
         # Not annotated: they sit on lines the patch did not touch.
         counts += f"; {len(report.pre_existing)} pre-existing outside the change, not counted"
     verdict = f"reviewer {report.tool_version}: {report.verdict.value} ({counts})"
-    lines.append(("::error::" if report.verdict.value == "DO-NOT-MERGE" else "::notice::") + escape_data(verdict))
+    if report.verdict is Verdict.DO_NOT_MERGE:
+        causes = report.causes()
+        # Fail closed even in wording: a DO-NOT-MERGE with no cause the model can name still says so.
+        verdict += " because " + "; ".join(printable(c) for c in causes) if causes else " (no cause recorded)"
+        lines.append("::error::" + escape_data(verdict))
+    else:
+        lines.append("::notice::" + escape_data(verdict))
     return "\n".join(lines) + "\n"
 
 

@@ -1,8 +1,11 @@
 """`--format sarif`: SARIF 2.1.0 for code scanning (GitHub and others).
 
 Findings without a file location (failed integrity checks, rule errors)
-cannot be results, so they travel as tool execution notifications; the
-verdict and inputs are in the run's properties.
+cannot be results, so they travel as tool execution notifications, as does
+every other cause of a DO-NOT-MERGE (a family that errored without a finding);
+the verdict, its causes and the inputs are in the run's properties. A
+suppression the patch added but was not allowed to apply never suppresses
+the result: the result says it was requested and refused.
 """
 
 from __future__ import annotations
@@ -11,7 +14,17 @@ import json
 from typing import Any
 from urllib.parse import quote
 
-from reviewer.report.model import Finding, Location, Report, Severity
+from reviewer.display import printable
+from reviewer.engine.api import INTERNAL_ERROR
+from reviewer.report.model import (
+    CheckStatus,
+    Finding,
+    InvariantStatus,
+    Location,
+    Report,
+    Severity,
+    SuppressedFinding,
+)
 
 SCHEMA_URI = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
 LEVEL = {Severity.MUST_FIX: "error", Severity.SHOULD_FIX: "warning", Severity.CONSIDER: "note"}
@@ -19,11 +32,15 @@ LEVEL = {Severity.MUST_FIX: "error", Severity.SHOULD_FIX: "warning", Severity.CO
 
 def _rule_docs() -> dict[str, dict[str, Any]]:
     """SARIF rule metadata of every check the registry knows: each family's checks
-    and internal-error, the integrity gate and the suppression checks."""
+    and internal-error, the integrity gate and the suppression checks, each with
+    the `--explain` text as plain text and Markdown and a link to its reference section."""
+    from reviewer.engine.explain import help_markdown, help_uris
     from reviewer.engine.registry import catalog, discover
 
+    families = discover()
+    uris = help_uris(families)
     docs: dict[str, dict[str, Any]] = {}
-    for group in catalog(discover()):
+    for group in catalog(families):
         for spec in group.checks:
             help_text = "\n\n".join(
                 part for part in (
@@ -39,7 +56,8 @@ def _rule_docs() -> dict[str, dict[str, Any]]:
                 "name": spec.id.replace("/", "."),
                 "shortDescription": {"text": spec.title},
                 "fullDescription": {"text": spec.summary},
-                "help": {"text": help_text},
+                "help": {"text": help_text, "markdown": help_markdown(group, spec)},
+                "helpUri": uris[spec.id],
                 "defaultConfiguration": {"level": LEVEL[spec.severity]},
                 "properties": {"tags": [group.id], "severity": spec.severity.value},
             }
@@ -106,16 +124,72 @@ def _result(f: Finding, index: int, suppression: dict[str, Any] | None = None) -
     return result
 
 
+def _refused_note(s: SuppressedFinding) -> str:
+    return (
+        f"This patch adds a suppression at {s.path}:{s.line} for this {s.finding.severity.value} finding "
+        f"({printable(s.reason)}); the base's configuration does not let a patch silence it, so it was refused "
+        "and the finding still counts."
+    )
+
+
+def _notifications(report: Report, index: dict[str, int]) -> list[dict[str, Any]]:
+    """One notification per finding without a location and per cause of the verdict
+    no such finding names already: a failed check, a family that errored (a parse
+    error over changed lines errs without any finding)."""
+    out: list[dict[str, Any]] = []
+    named: set[str] = set()
+
+    def add(level: str, rule_id: str, text: str) -> None:
+        note: dict[str, Any] = {"level": level, "message": {"text": text}, "descriptor": {"id": rule_id}}
+        if rule_id in index:
+            note["associatedRule"] = {"id": rule_id, "index": index[rule_id]}
+        out.append(note)
+        named.add(rule_id)
+
+    for f in report.findings:
+        if f.location is None:
+            add(LEVEL[f.severity], f.rule, f"{f.rule}: {f.title}. {f.message}")
+    for c in report.checks:
+        if c.status is CheckStatus.FAIL and c.id not in named:
+            add("error", c.id, f"integrity check {c.id} failed: {c.detail}")
+    for i in report.invariants:
+        rule_id = f"{i.id}/{INTERNAL_ERROR}"
+        if i.status is InvariantStatus.ERROR and rule_id not in named:
+            add("error", rule_id, f"rule family {i.id} could not be checked: {i.summary}")
+    return out
+
+
 def to_dict(report: Report) -> dict[str, Any]:
     docs = _rule_docs()
     located = [f for f in report.findings if f.location is not None]
-    silenced = [s for s in report.suppressed if s.finding.location is not None]
+    silenced = [s for s in report.suppressed if s.honoured and s.finding.location is not None]
+    # A refused suppression's finding is in report.findings too: it is one
+    # result, unsuppressed, that says a suppression was requested.
+    refused = {s.finding.id: s for s in report.suppressed if not s.honoured and s.finding.location is not None}
+    listed = {f.id for f in located}
+    # Never lose a blocking finding: a refused one missing from the findings is shown as a result anyway.
+    located += [s.finding for fid, s in sorted(refused.items()) if fid not in listed]
     earlier = [f for f in report.pre_existing if f.location is not None]
     used = sorted({f.rule for f in located} | {s.finding.rule for s in silenced} | {f.rule for f in earlier})
     everything = {f.rule: f for f in [*located, *(s.finding for s in silenced), *earlier]}
     rules = [docs.get(rid) or _generic_rule(everything[rid]) for rid in sorted(set(docs) | set(used))]
     index = {r["id"]: i for i, r in enumerate(rules)}
-    results = [_result(f, index[f.rule]) for f in located]
+    results = []
+    for f in located:
+        result = _result(f, index[f.rule])
+        request = refused.get(f.id)
+        if request is not None:
+            note = _refused_note(request)
+            result["message"]["text"] += " " + note
+            result["properties"]["suppressionRequest"] = {
+                "addedByPatch": True,
+                "honoured": False,
+                "path": request.path,
+                "line": request.line,
+                "justification": printable(request.reason),
+                "note": note,
+            }
+        results.append(result)
     if report.delta is not None:
         fresh = {d.id for d in report.delta.new}
         for result in results:
@@ -128,17 +202,13 @@ def to_dict(report: Report) -> dict[str, Any]:
         result["properties"]["preExisting"] = True
         results.append(result)
     for s in silenced:
-        justification = s.reason + (" (suppression added by this patch)" if s.added_by_patch else "")
-        results.append(_result(s.finding, index[s.finding.rule], {"kind": "inSource", "justification": justification}))
-    notifications = [
-        {
-            "level": LEVEL[f.severity],
-            "message": {"text": f"{f.rule}: {f.title}. {f.message}"},
-            "descriptor": {"id": f.rule},
-        }
-        for f in report.findings
-        if f.location is None
-    ]
+        justification = printable(s.reason) + (" (suppression added by this patch)" if s.added_by_patch else "")
+        result = _result(s.finding, index[s.finding.rule],
+                         {"kind": "inSource", "status": "accepted", "justification": justification})
+        if s.added_by_patch:
+            result["properties"]["suppressionAddedByPatch"] = True
+        results.append(result)
+    errored = any(i.status is InvariantStatus.ERROR for i in report.invariants)
     return {
         "$schema": SCHEMA_URI,
         "version": "2.1.0",
@@ -153,12 +223,13 @@ def to_dict(report: Report) -> dict[str, Any]:
                     }
                 },
                 "invocations": [
-                    {"executionSuccessful": True, "toolExecutionNotifications": notifications}
+                    {"executionSuccessful": not errored, "toolExecutionNotifications": _notifications(report, index)}
                 ],
                 "originalUriBaseIds": {"%SRCROOT%": {"description": {"text": "repository root"}}},
                 "results": results,
                 "properties": {
                     "verdict": report.verdict.value,
+                    "causes": list(report.causes()),
                     "base": report.base,
                     "patchSha256": report.patch.sha256,
                     "rules": report.ruleset_version,

@@ -1,0 +1,189 @@
+"""`--format github`: every DO-NOT-MERGE names its cause, suppressions the patch adds are annotated.
+
+Each output is read back as workflow commands (`::name props::message`),
+unescaped, so a test sees exactly what the runner would.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import pytest
+
+from gitrepo import make_change
+from reviewer import review
+from reviewer.cli import main
+from reviewer.engine.api import CheckSpec, Family, Outcome
+from reviewer.report.formats import renderer
+from reviewer.report.model import Check, CheckStatus, InvariantStatus, Location, Report, Severity, Verdict
+
+SESSION = "packages/core/src/session/a.ts"
+# A claim release inside a region tree-sitter cannot parse, on a changed line:
+# the families that look for it err without any finding.
+UNPARSABLE = (
+    "import { SessionExecutionClaim } from './claim'\n"
+    "export const f = (db, claim) => { SessionExecutionClaim.clear(db, claim) ))) }\n"
+)
+
+
+def _unescape(value: str) -> str:
+    return value.replace("%0A", "\n").replace("%0D", "\r").replace("%3A", ":").replace("%2C", ",").replace("%25", "%")
+
+
+def commands(out: str) -> list[tuple[str, dict[str, str], str]]:
+    """(command, properties, message) of every line; each line must be one command."""
+    parsed = []
+    for line in out.splitlines():
+        assert line.startswith("::"), line
+        head, sep, message = line[2:].partition("::")
+        assert sep, line
+        name, _, props = head.partition(" ")
+        fields = dict(p.split("=", 1) for p in props.split(",")) if props else {}
+        parsed.append((name, {k: _unescape(v) for k, v in fields.items()}, _unescape(message)))
+    return parsed
+
+
+def _flag_family() -> Family:
+    """`FLAG_MUST` / `FLAG_SHOULD` on a line is a must-fix / should-fix finding there."""
+
+    def run(ctx) -> Outcome:
+        found = []
+        for f in ctx.changeset.files:
+            for n, line in enumerate((f.patched_text or "").split("\n"), start=1):
+                for word in ("must", "should"):
+                    if f"FLAG_{word.upper()}" in line:
+                        found.append(ctx.finding(word, title=f"{word} flagged", message=line,
+                                                 location=Location(f.path, n, n), anchor=line))
+        return Outcome("flagged", tuple(found), examined=1)
+
+    return Family("flag", "flags FLAG_*", (
+        CheckSpec("flag/must", Severity.MUST_FIX, "must flagged", "FLAG_MUST"),
+        CheckSpec("flag/should", Severity.SHOULD_FIX, "should flagged", "FLAG_SHOULD"),
+    ), run)
+
+
+def _review(tmp_path: Path, base: dict, patched: dict, families=None, **request) -> Report:
+    repo, sha, patch, _ = make_change(tmp_path, base, patched)
+    req = review.Request(repo=str(repo.path), base=sha, patch=str(patch), **request)
+    return (review.run(req, families=families) if families is not None else review.run(req)).report
+
+
+# ------------------------------------------------------------------ causes
+
+
+def test_a_parse_error_in_changed_lines_is_an_error_and_the_verdict_says_why(tmp_path) -> None:
+    report = _review(tmp_path, {SESSION: "export const a = 1\n"}, {SESSION: UNPARSABLE})
+    errored = {i.id: i.summary for i in report.invariants if i.status is InvariantStatus.ERROR}
+    assert "lease-renewal" in errored and report.count(Severity.MUST_FIX) == 0
+    parsed = commands(renderer("github")(report))
+    errors = [(props, message) for name, props, message in parsed[:-1] if name == "error"]
+    assert errors == [
+        ({"title": f"{family}: could not check its invariant"}, f"rule family {family} could not be checked: {summary}")
+        for family, summary in sorted(errored.items())
+    ]
+    name, props, verdict = parsed[-1]
+    assert name == "error" and props == {}
+    assert verdict.startswith("reviewer 0.1.0: DO-NOT-MERGE (0 must-fix, ")
+    assert verdict.endswith(" because " + "; ".join(report.causes()))
+    assert "rule family lease-renewal could not be checked: " in verdict and "does not parse" in verdict
+
+
+def test_a_rule_that_raises_is_annotated_once(tmp_path) -> None:
+    def run(ctx) -> Outcome:
+        raise RuntimeError("rule bug")
+
+    boom = Family("boom", "raises", (CheckSpec("boom/x", Severity.MUST_FIX, "x", "x"),), run)
+    report = _review(tmp_path, {"a.ts": "x\n"}, {"a.ts": "y\n"}, families=(boom,))
+    parsed = commands(renderer("github")(report))
+    # The internal-error finding is the annotation; no second one for the same family.
+    assert [(n, p["title"].split(":")[0]) for n, p, _ in parsed[:-1]] == [("error", "boom/internal-error")]
+    assert "because rule family boom could not be checked: rule error: RuntimeError: rule bug" in parsed[-1][2]
+
+
+def test_a_failed_check_is_annotated_by_its_finding_and_named_in_the_verdict(tmp_path) -> None:
+    report = _review(tmp_path, {"a.ts": "x\n"}, {"a.ts": "y\n"}, families=(_flag_family(),), patch_sha256="0" * 64)
+    parsed = commands(renderer("github")(report))
+    sha = [(n, m) for n, p, m in parsed[:-1] if p.get("title", "").startswith("integrity/patch-sha256")]
+    assert len(sha) == 1 and sha[0][0] == "error" and "--patch-sha256" in sha[0][1]
+    assert "because integrity check integrity/patch-sha256 failed: " in parsed[-1][2]
+
+
+def test_a_failed_check_without_a_finding_gets_its_own_error(tmp_path) -> None:
+    report = _review(tmp_path, {"a.ts": "x\n"}, {"a.ts": "y\n"}, families=(_flag_family(),))
+    failed = Check("integrity/file-count", CheckStatus.FAIL, "1 changed files, but --expect-files says 2")
+    bare = dataclasses.replace(report, checks=(*report.checks, failed), verdict=Verdict.DO_NOT_MERGE)
+    parsed = commands(renderer("github")(bare))
+    assert parsed[:-1] == [("error", {"title": "integrity/file-count: integrity check failed"},
+                            "integrity check integrity/file-count failed: 1 changed files, but --expect-files says 2")]
+    assert parsed[-1] == ("error", {}, "reviewer 0.1.0: DO-NOT-MERGE (0 must-fix, 0 should-fix, 0 consider) because "
+                                       "integrity check integrity/file-count failed: 1 changed files, but --expect-files says 2")
+
+
+def test_a_merge_verdict_line_is_unchanged(tmp_path) -> None:
+    report = _review(tmp_path, {"a.ts": "x\n"}, {"a.ts": "FLAG_SHOULD\n"}, families=(_flag_family(),))
+    assert commands(renderer("github")(report))[-1] == (
+        "notice", {}, "reviewer 0.1.0: MERGE (0 must-fix, 1 should-fix, 0 consider)")
+
+
+def test_the_demo_verdict_names_its_must_fix_findings(capsys) -> None:
+    assert main(["demo", "--format", "github"]) == 1
+    last = capsys.readouterr().out.splitlines()[-1]
+    assert last.startswith("::error::reviewer 0.1.0: DO-NOT-MERGE (") and last.endswith(" must-fix findings")
+
+
+# ------------------------------------------------------------------ suppressions
+
+
+@pytest.fixture(scope="module")
+def suppression_report(tmp_path_factory) -> Report:
+    patched = {"src/a.ts": (
+        "x\n"
+        "// reviewer-ignore: flag/must -- trust me\n"
+        "FLAG_MUST 1\n"
+        "// reviewer-ignore: flag/should -- reviewed by hand\n"
+        "FLAG_SHOULD 2\n"
+    )}
+    base = {"src/a.ts": "x\n", "src/b.ts": "// reviewer-ignore: flag/should -- known, tracked in #12\nFLAG_SHOULD 0\n"}
+    patched["src/b.ts"] = base["src/b.ts"] + "y\n"
+    return _review(tmp_path_factory.mktemp("sup"), base, patched, families=(_flag_family(),))
+
+
+def test_suppressions_the_patch_adds_are_annotated(suppression_report) -> None:
+    report = suppression_report
+    by_rule = {(s.finding.rule, s.path): s for s in report.suppressed}
+    assert by_rule[("flag/should", "src/a.ts")].honoured and not by_rule[("flag/must", "src/a.ts")].honoured
+    assert not by_rule[("flag/should", "src/b.ts")].added_by_patch
+    parsed = commands(renderer("github")(report))
+    on = {(p.get("file"), p.get("line")): (n, p, m) for n, p, m in parsed}
+    name, props, message = on[("src/a.ts", "4")]
+    assert (name, props["endLine"], props["title"]) == ("warning", "4", "suppression added by this patch: flag/should")
+    assert message == "suppression added by this patch silences flag/should: reviewed by hand"
+    name, props, message = on[("src/a.ts", "2")]
+    assert name == "notice" and props["title"] == "suppression requested by this patch, not honoured: flag/must"
+    assert message.startswith("suppression requested by this patch for flag/must (must-fix) was not honoured")
+    assert message.endswith("Reason given: trust me")
+    # The refused one's finding is still the error it was.
+    assert on[("src/a.ts", "3")][0] == "error" and on[("src/a.ts", "3")][1]["title"].startswith("flag/must:")
+    # A suppression already in the base is not the patch's doing: not annotated.
+    assert not [c for c in parsed if c[1].get("file") == "src/b.ts"]
+    assert parsed[-1][2].endswith("because 1 must-fix finding")
+
+
+def test_a_hostile_suppression_reason_stays_one_annotation(tmp_path) -> None:
+    # A directive ends at its line, but a carriage return and percent escapes travel in the reason.
+    reason = "ok\r::set-output name=x::y %0A::add-mask::secret \x1b[2J \u202e"
+    patched = {"src/a,b:c.ts": f"x\n// reviewer-ignore: flag/should -- {reason}\nFLAG_SHOULD\n"}
+    report = _review(tmp_path, {"README.md": "x\n"}, patched, families=(_flag_family(),))
+    (s,) = report.suppressed
+    assert "\r::set-output" in s.reason and "%0A::add-mask" in s.reason
+    out = renderer("github")(report)
+    lines = out.splitlines()
+    assert len(lines) == 2  # the suppression and the verdict: nothing in the reason became a command
+    assert lines[0].startswith("::warning file=src/a%2Cb%3Ac.ts,line=2,endLine=2,title=")
+    # Shown as visible escapes (`\\r`), and a literal `%0A` cannot decode into a line break.
+    assert "ok\\r::set-output" in lines[0] and "%250A::add-mask" in lines[0] and "\r" not in out
+    assert "\x1b" not in out and "\u202e" not in out and "\\x1b[2J \\u202e" in out
+    (name, props, message), _ = commands(out)
+    assert props["file"] == "src/a,b:c.ts"
+    assert message == "suppression added by this patch silences flag/should: ok\\r::set-output name=x::y %0A::add-mask::secret \\x1b[2J \\u202e"
