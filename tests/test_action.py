@@ -1,58 +1,406 @@
-"""The GitHub Action and the README's example workflow keep their safety properties."""
+"""The GitHub Action and its documented workflows keep their safety properties.
+
+What can run without GitHub runs for real: the steps' bash scripts are executed
+(as the runner does, `bash --noprofile --norc -eo pipefail`) against git
+repositories built here; what only GitHub can run (checkout, cache, upload) is
+checked in action.yml's structure.
+"""
 
 from __future__ import annotations
 
+import os
 import re
+import subprocess
+import sys
+import tempfile
+import tomllib
 from pathlib import Path
+from typing import Any
 
+import pytest
 import yaml
+
+from gitrepo import Repo, git
 
 ROOT = Path(__file__).resolve().parent.parent
 EXPR_IN_RUN = re.compile(r"\$\{\{\s*(inputs|github\.event|github\.head_ref)")
+PINNED = re.compile(r"[A-Za-z0-9_.-]+/[A-Za-z0-9_./-]+@[0-9a-f]{40}")
+CONSTRAINTS = ROOT / "action" / "constraints.txt"
+REVIEWED = "(steps.review.outputs.exit-code == '0' || steps.review.outputs.exit-code == '1')"
 
 
 def _action() -> dict:
     return yaml.safe_load((ROOT / "action.yml").read_text())
 
 
-def _readme_workflows() -> list[dict]:
-    blocks = re.findall(r"```yaml\n(.*?)```", (ROOT / "README.md").read_text(), re.S)
-    return [yaml.safe_load(b) for b in blocks if "jobs:" in b]
+def _steps() -> list[dict[str, Any]]:
+    return _action()["runs"]["steps"]
+
+
+def _step(name_part: str) -> dict[str, Any]:
+    (step,) = [s for s in _steps() if name_part in s["name"]]
+    return step
+
+
+def _uses(prefix: str) -> list[dict[str, Any]]:
+    return [s for s in _steps() if str(s.get("uses", "")).startswith(prefix)]
+
+
+def _yaml_blocks(path: Path) -> list[str]:
+    return [b for b in re.findall(r"```yaml\n(.*?)```", path.read_text(encoding="utf-8"), re.S) if "jobs:" in b]
+
+
+def _documented_workflows() -> list[tuple[str, str]]:
+    return [(page, block) for page in ("README.md", "docs/github-action.md") for block in _yaml_blocks(ROOT / page)]
+
+
+def _triggers(workflow: dict) -> Any:
+    return workflow.get("on") or workflow.get(True)  # YAML 1.1 reads a bare `on` as True
+
+
+def _run_step(step: dict[str, Any], cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    """Run a `shell: bash` step's script the way the runner does."""
+    assert step["shell"] == "bash"
+    with tempfile.TemporaryDirectory(prefix="step-") as scratch:
+        script = Path(scratch) / "step.sh"
+        script.write_text(step["run"], encoding="utf-8")
+        base_env = {"PATH": f"{ROOT / '.venv' / 'bin'}:{os.environ.get('PATH', '/usr/bin:/bin')}", "HOME": scratch,
+                    "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull,
+                    "XDG_CACHE_HOME": str(Path(scratch) / "cache")}
+        return subprocess.run(["bash", "--noprofile", "--norc", "-eo", "pipefail", str(script)], cwd=cwd,
+                              env={**base_env, **env}, capture_output=True, text=True, timeout=300)
+
+
+def _outputs(path: Path) -> dict[str, str]:
+    lines = path.read_text(encoding="utf-8").splitlines() if path.exists() else []
+    return dict(line.split("=", 1) for line in lines)
+
+
+# ------------------------------------------------------------------ shape and safety
 
 
 def test_action_is_composite_and_checks_out_full_history_without_credentials() -> None:
     action = _action()
     assert action["runs"]["using"] == "composite"
-    steps = action["runs"]["steps"]
-    checkout = next(s for s in steps if str(s.get("uses", "")).startswith("actions/checkout@"))
+    (checkout,) = _uses("actions/checkout@")
     assert checkout["with"]["fetch-depth"] == 0 and checkout["with"]["persist-credentials"] is False
+    assert checkout["with"]["path"] == ".reviewer-target"
 
 
 def test_action_runs_reviewer_pr_uploads_sarif_and_fails_on_do_not_merge() -> None:
-    steps = _action()["runs"]["steps"]
+    steps = _steps()
     runs = [s.get("run", "") for s in steps]
     assert any("reviewer" in r and " pr " in r.replace("(pr ", " pr ") for r in runs)
-    upload = next(s for s in steps if str(s.get("uses", "")).startswith("github/codeql-action/upload-sarif@"))
+    (upload,) = _uses("github/codeql-action/upload-sarif@")
     assert upload["with"]["sarif_file"] == "reviewer.sarif"
-    last = steps[-1]["run"]
-    assert re.search(r"1\)[^;]*;\s*exit 1", last) and "exit 1" in last.split("*)")[1]
+    last = steps[-1]
+    assert last["if"] == "${{ always() }}"  # the verdict decides even after a failed optional step
+    assert re.search(r"1\)[^;]*;\s*exit 1", last["run"]) and "exit 1" in last["run"].split("*)")[1]
 
 
 def test_action_never_executes_pull_request_code_or_interpolates_untrusted_text() -> None:
-    steps = _action()["runs"]["steps"]
+    steps = _steps()
     install = next(s for s in steps if "pip install" in s.get("run", ""))
     assert install["env"]["ACTION_PATH"] == "${{ github.action_path }}"  # this action, not the checkout
     for step in steps:
         script = step.get("run", "")
         assert not EXPR_IN_RUN.search(script), f"expression interpolated into a script: {step['name']}"
+        assert "${{" not in script, f"expression in a script: {step['name']}"
         assert ".reviewer-target/" not in script.replace("--repo .reviewer-target", "")
-    assert "pull_request_target" not in (ROOT / "action.yml").read_text()
+        # `python -m X` would import X from the workspace first (perhaps a checkout of the PR).
+        for line in script.splitlines():
+            if not line.strip().startswith("#"):
+                for call in re.findall(r"(?:^|[\s;&|(])(python3?\s.*)", line):
+                    assert call.startswith("python -I -m "), f"{step['name']}: {call}"
+    assert sum("python -I -m " in s.get("run", "") for s in steps) == 2  # the install and the comment
+    # pull_request_target is named only where it is refused.
+    refusal = steps[0]
+    where = refusal["name"] + refusal["run"] + _action()["inputs"]["allow-pull-request-target"]["description"]
+    assert (ROOT / "action.yml").read_text().count("pull_request_target") == where.count("pull_request_target")
+
+
+def test_outputs_are_written_afresh_and_only_a_finished_review_is_published() -> None:
+    review = _step("Review")
+    commands = [ln.strip() for ln in review["run"].splitlines() if ln.strip() and not ln.strip().startswith("#")]
+    assert commands[0] == "rm -f reviewer.sarif reviewer.json reviewer-comment.md"
+    for name in ("Save the review state", "Upload SARIF", "Post or update"):
+        assert REVIEWED in _step(name)["if"], name
+
+
+# ------------------------------------------------------------------ permissions and documented workflows
+
+
+def test_documented_workflows_use_pull_request_with_least_permissions_each_explained() -> None:
+    found = _documented_workflows()
+    assert [page for page, _ in found] == ["README.md", "docs/github-action.md"]
+    for page, block in found:
+        workflow = yaml.safe_load(block)
+        triggers = _triggers(workflow)
+        assert "pull_request" in triggers and "pull_request_target" not in triggers, page
+        assert workflow["permissions"] == {"contents": "read", "pull-requests": "write", "security-events": "write"}, page
+        for permission in workflow["permissions"]:
+            (line,) = [ln for ln in block.splitlines() if ln.strip().startswith(f"{permission}:")]
+            assert re.search(r"#\s*\S.{20,}", line), f"{page}: `{permission}` is not explained on its line"
+        assert workflow["concurrency"] == {"group": "reviewer-${{ github.event.pull_request.number }}",
+                                           "cancel-in-progress": True}, page
+        (job,) = workflow["jobs"].values()
+        assert isinstance(job["timeout-minutes"], int) and 0 < job["timeout-minutes"] <= 60, page
+        assert any("reviewer" in str(s.get("uses", "")) for s in job["steps"]), page
 
 
 def test_readme_example_workflow_uses_pull_request_with_read_only_contents() -> None:
-    (workflow,) = _readme_workflows()
-    triggers = workflow.get("on") or workflow.get(True)  # YAML 1.1 reads a bare `on` as True
-    assert "pull_request" in triggers and "pull_request_target" not in triggers
-    assert workflow["permissions"]["contents"] == "read"
-    steps = [s for job in workflow["jobs"].values() for s in job["steps"]]
-    assert any("reviewer" in str(s.get("uses", "")) for s in steps)
+    ((_, block),) = [(p, b) for p, b in _documented_workflows() if p == "README.md"]
+    workflow = yaml.safe_load(block)
+    assert "pull_request" in _triggers(workflow) and workflow["permissions"]["contents"] == "read"
+
+
+def test_every_uses_is_pinned_to_a_full_commit_id_with_its_tag() -> None:
+    sources = [("action.yml", (ROOT / "action.yml").read_text())] + _documented_workflows()
+    pins: dict[str, str] = {}
+    count = 0
+    for where, text in sources:
+        for line in text.splitlines():
+            m = re.match(r"\s*(?:-\s*)?uses:\s*(\S+)(.*)$", line)
+            if not m:
+                continue
+            count += 1
+            ref, rest = m.groups()
+            assert PINNED.fullmatch(ref), f"{where}: not pinned to a 40-hex commit: {line.strip()}"
+            assert re.fullmatch(r"\s+#\s+v\d+(\.\d+)*", rest), f"{where}: no tag comment: {line.strip()}"
+            name, sha = ref.split("@")
+            assert pins.setdefault(name, sha) == sha, f"{name} pinned to two commits"
+    assert count >= 5 + len(sources) - 1  # action.yml's five, at least one per documented workflow
+    assert {"actions/checkout", "actions/setup-python", "actions/cache/restore", "actions/cache/save",
+            "github/codeql-action/upload-sarif"} <= set(pins)
+
+
+# ------------------------------------------------------------------ state between runs
+
+
+def test_state_is_cached_per_repository_and_pull_request_and_restored_on_every_push() -> None:
+    inputs = _action()["inputs"]
+    assert inputs["pr"]["default"] == "${{ github.event.pull_request.number }}"
+    (restore,) = _uses("actions/cache/restore@")
+    (save,) = _uses("actions/cache/save@")
+    key = restore["with"]["key"]
+    assert key == save["with"]["key"] and restore["with"]["path"] == save["with"]["path"]
+    assert restore["with"]["path"] == "${{ runner.temp }}/reviewer-state"
+    prefix = "reviewer-state-${{ github.repository }}-pr-${{ inputs.pr }}-run-"
+    assert key == prefix + "${{ github.run_id }}-${{ github.run_attempt }}"
+    assert restore["with"]["restore-keys"].strip().splitlines() == [prefix]
+    steps = _steps()
+    review = _step("Review")
+    assert steps.index(restore) < steps.index(review) < steps.index(save)
+    assert save["if"].startswith("${{ always() && inputs.pr != ''")
+    assert '--state-dir "$RUNNER_TEMP/reviewer-state"' in review["run"]
+    assert 'args+=(--pr "$PR_NUMBER")' in review["run"] and review["env"]["PR_NUMBER"] == "${{ inputs.pr }}"
+
+
+def _pull_request(cwd: Path, edit_config: bool = True) -> tuple[Repo, str, str]:
+    """A checkout at .reviewer-target: main with reviewer.toml, a topic branch whose head (by default) edits it."""
+    repo = Repo(cwd / ".reviewer-target")
+    base = repo.commit({"src/a.ts": "export const a = 1\n", "reviewer.toml": "[limits]\nmax_files = 5000\n"}, "base")
+    git(repo.path, "checkout", "-q", "-b", "topic")
+    changes: dict[str, str | bytes | None] = {"src/a.ts": "export const a = 2\n"}
+    if edit_config:
+        changes.update({"reviewer.toml": "[disable]\nrules = ['*']\n", "extra.toml": "x = 1\n"})
+    head = repo.commit(changes, "the change")
+    return repo, base, head
+
+
+def test_review_step_keeps_state_so_the_next_push_shows_a_delta(tmp_path: Path) -> None:
+    """Two pushes of one pull request; the state directory travels between runs as the cache carries it."""
+    work = tmp_path / "ws"
+    work.mkdir()
+    repo, base, head = _pull_request(work, edit_config=False)
+    review = _step("Review")
+
+    def push(head_sha: str, run: int) -> str:
+        temp = tmp_path / f"runner-temp-{run}"
+        out = tmp_path / f"output-{run}"
+        proc = _run_step(review, work, {"BASE": base, "HEAD": head_sha, "PR_NUMBER": "7", "CONFIG_FILE": "",
+                                        "RUNNER_TEMP": str(temp), "GITHUB_OUTPUT": str(out)})
+        assert proc.returncode == 0, proc.stderr
+        assert _outputs(out) == {"exit-code": "0", "verdict": "MERGE"}, proc.stderr
+        assert (temp / "reviewer-state").is_dir() and any((temp / "reviewer-state").rglob("*.json"))
+        return (work / "reviewer-comment.md").read_text(encoding="utf-8")
+
+    first = push(head, 1)
+    assert "Since the previous review" not in first
+    subprocess.run(["cp", "-a", str(tmp_path / "runner-temp-1"), str(tmp_path / "runner-temp-2")], check=True)
+    second_head = repo.commit({"src/a.ts": "export const a = 3\n"}, "second push")
+    second = push(second_head, 2)
+    assert "Since the previous review" in second
+    # Without the restored state the same push has nothing to compare with.
+    (work / "reviewer-comment.md").unlink()
+    assert "Since the previous review" not in push(second_head, 3)
+
+
+# ------------------------------------------------------------------ pull_request_target
+
+
+@pytest.mark.parametrize(("event", "allow", "code"), [
+    ("pull_request_target", "false", 1),
+    ("pull_request_target", "", 1),
+    ("pull_request_target", "yes", 1),
+    ("pull_request_target", "true", 0),
+    ("pull_request", "false", 0),
+    ("workflow_dispatch", "false", 0),
+])
+def test_pull_request_target_is_refused_unless_allowed(tmp_path: Path, event: str, allow: str, code: int) -> None:
+    refusal = _steps()[0]
+    assert refusal["name"].startswith("Refuse pull_request_target")
+    # The event name comes from the runner's environment, never from the step's env or an expression.
+    assert refusal["env"] == {"ALLOW_PULL_REQUEST_TARGET": "${{ inputs.allow-pull-request-target }}"}
+    assert _action()["inputs"]["allow-pull-request-target"]["default"] == "false"
+    proc = _run_step(refusal, tmp_path, {"GITHUB_EVENT_NAME": event, "ALLOW_PULL_REQUEST_TARGET": allow})
+    assert proc.returncode == code, proc.stdout + proc.stderr
+    if code:
+        assert proc.stdout.startswith("::error title=reviewer::refusing to run on pull_request_target")
+        assert "allow-pull-request-target" in proc.stdout
+    elif event == "pull_request_target":
+        assert proc.stdout.startswith("::warning title=reviewer::running on pull_request_target")
+    else:
+        assert proc.stdout == ""
+
+
+# ------------------------------------------------------------------ configuration from the base commit
+
+
+def test_config_input_is_read_from_the_base_commit_never_the_pull_request(tmp_path: Path) -> None:
+    work = tmp_path / "ws"
+    work.mkdir()
+    repo, base, head = _pull_request(work)
+    assert (repo.path / "reviewer.toml").read_text() == "[disable]\nrules = ['*']\n"  # the checkout is the head
+    step = _step("Read the configuration from the base commit")
+    assert step["if"] == "${{ inputs.config != '' }}"
+    temp, out = tmp_path / "temp", tmp_path / "output"
+    temp.mkdir()
+    proc = _run_step(step, work, {"BASE": base, "CONFIG": "reviewer.toml", "RUNNER_TEMP": str(temp),
+                                  "GITHUB_OUTPUT": str(out)})
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert _outputs(out) == {"file": str(temp / "reviewer.toml")}
+    assert (temp / "reviewer.toml").read_text() == "[limits]\nmax_files = 5000\n"
+    review = _step("Review")
+    assert review["env"]["CONFIG_FILE"] == "${{ steps.config.outputs.file }}"
+    assert 'args+=(--config "$CONFIG_FILE")' in review["run"]
+
+
+@pytest.mark.parametrize(("config", "base_kind", "says"), [
+    ("extra.toml", "base", "extra.toml does not exist at the base commit"),  # only the PR adds it
+    ("src", "base", "src does not exist at the base commit"),  # a tree, not a file
+    ("reviewer.toml", "missing", "is not in the checkout"),
+])
+def test_config_absent_at_base_fails_clearly(tmp_path: Path, config: str, base_kind: str, says: str) -> None:
+    work = tmp_path / "ws"
+    work.mkdir()
+    _, base, head = _pull_request(work)
+    base_sha = base if base_kind == "base" else "0" * 40
+    temp, out = tmp_path / "temp", tmp_path / "output"
+    temp.mkdir()
+    proc = _run_step(_step("Read the configuration"), work, {"BASE": base_sha, "CONFIG": config,
+                                                             "RUNNER_TEMP": str(temp), "GITHUB_OUTPUT": str(out)})
+    assert proc.returncode == 1
+    assert proc.stdout.startswith("::error title=reviewer::config: ") and says in proc.stdout
+    assert _outputs(out) == {}
+
+
+# ------------------------------------------------------------------ SARIF upload is optional
+
+
+def test_sarif_upload_is_optional_and_never_fails_the_job(tmp_path: Path) -> None:
+    steps = _steps()
+    (upload,) = _uses("github/codeql-action/upload-sarif@")
+    assert upload["continue-on-error"] is True and upload["id"] == "sarif"
+    assert "inputs.upload-sarif == 'true'" in upload["if"]
+    warn = steps[steps.index(upload) + 1]
+    assert warn["if"] == "${{ always() && steps.sarif.outcome == 'failure' }}"
+    proc = _run_step(warn, tmp_path, {})
+    assert proc.returncode == 0 and proc.stdout.startswith("::warning title=reviewer::the SARIF upload")
+    assert "security-events: write" in proc.stdout and "fork" in proc.stdout
+    # The job's result is the verdict's alone: the last step reads only the review's exit status.
+    last = steps[-1]
+    assert last["env"] == {"CODE": "${{ steps.review.outputs.exit-code }}"}
+    for code, expected in (("0", 0), ("1", 1), ("2", 1), ("", 1)):
+        assert _run_step(last, tmp_path, {"CODE": code}).returncode == expected, code
+
+
+# ------------------------------------------------------------------ the comment
+
+
+def test_comment_is_posted_with_the_sticky_script_and_can_be_turned_off() -> None:
+    inputs = _action()["inputs"]
+    assert inputs["comment"]["default"] == "true" and inputs["token"]["default"] == "${{ github.token }}"
+    step = _step("Post or update the pull request comment")
+    assert "inputs.comment == 'true'" in step["if"] and "inputs.pr != ''" in step["if"]
+    assert step["env"]["GITHUB_TOKEN"] == "${{ inputs.token }}"
+    assert "python -I -m reviewer.publish.sticky \"${args[@]}\"" in step["run"]
+    assert 'args=(--body reviewer-comment.md --optional --pr "$PR_NUMBER")' in step["run"]
+    steps = _steps()
+    assert steps.index(_step("Review")) < steps.index(step) < len(steps) - 1
+
+
+# ------------------------------------------------------------------ pinned dependencies
+
+
+def _constraints() -> dict[str, str]:
+    pins = {}
+    for line in CONSTRAINTS.read_text(encoding="utf-8").splitlines():
+        line = line.split("#", 1)[0].strip()
+        if line:
+            name, _, version = line.partition("==")
+            assert version and re.fullmatch(r"[0-9][0-9A-Za-z.+-]*", version), f"not an exact pin: {line}"
+            pins[_canonical(name)] = version
+    return pins
+
+
+def _canonical(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def test_constraints_pin_every_runtime_dependency_within_its_range() -> None:
+    from importlib.metadata import requires
+    from packaging.requirements import Requirement
+    from packaging.version import Version
+
+    pins = _constraints()
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    needed = [Requirement(r) for r in project["dependencies"]]
+    assert len(needed) >= 4
+    for req in needed:
+        name = _canonical(req.name)
+        assert name in pins, f"{req.name} is not pinned in action/constraints.txt"
+        assert req.specifier.contains(Version(pins[name])), f"{req.name}=={pins[name]} is outside {req.specifier}"
+    # What the pinned versions need in turn is pinned too, so nothing is resolved afresh at install time.
+    for name in list(pins):
+        for dep in requires(name) or []:
+            sub = Requirement(dep)
+            if sub.marker is None or sub.marker.evaluate({"extra": ""}):
+                assert _canonical(sub.name) in pins, f"{name} needs {sub.name}, not pinned"
+                assert sub.specifier.contains(Version(pins[_canonical(sub.name)]))
+
+
+def test_install_uses_the_constraints_and_pip_is_cached_by_them(tmp_path: Path) -> None:
+    install = _step("Install reviewer")
+    assert '--constraint "$ACTION_PATH/action/constraints.txt" "$ACTION_PATH"' in install["run"]
+    (setup,) = _uses("actions/setup-python@")
+    assert setup["with"]["cache"] == "pip"
+    staged = setup["with"]["cache-dependency-path"]
+    # setup-python hashes only files inside the workspace: the constraints are copied there first.
+    stage = _step("Stage the pinned dependency versions")
+    steps = _steps()
+    assert steps.index(stage) < steps.index(setup)
+    work = tmp_path / "ws"
+    work.mkdir()
+    (work / ".reviewer-action").symlink_to(tmp_path)  # a link left in the workspace is replaced, not followed
+    proc = _run_step(stage, work, {"ACTION_PATH": str(ROOT)})
+    assert proc.returncode == 0, proc.stderr
+    assert not (work / ".reviewer-action").is_symlink()
+    assert (work / staged).read_bytes() == CONSTRAINTS.read_bytes()
+    assert not (tmp_path / "constraints.txt").exists()
+
+
+def test_the_module_the_action_runs_is_importable_in_isolated_mode(tmp_path: Path) -> None:
+    proc = subprocess.run([sys.executable, "-I", "-m", "reviewer.publish.sticky", "--help"], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0 and "--optional" in proc.stdout
