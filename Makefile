@@ -8,6 +8,8 @@ STAMP  := $(VENV)/.installed
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	# The distribution was renamed (recovery-reviewer): drop the old one from an existing venv.
+	$(BIN)/python -m pip uninstall --quiet --yes reviewer 2>/dev/null || true
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[test]'
 	touch $(STAMP)
 
