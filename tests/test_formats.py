@@ -88,7 +88,8 @@ def test_step_summary_is_appended_and_capped(tmp_path, monkeypatch, capsys) -> N
     monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
     assert main(["demo", "--format", "github"]) == 1
     text = summary.read_text()
-    assert text.startswith("earlier step\n# Review of `v5.patch`") and text.rstrip().endswith("DO-NOT-MERGE")
+    assert text.startswith("earlier step\n> ⛔ **DO-NOT-MERGE** — 9 must-fix") and text.rstrip().endswith("DO-NOT-MERGE")
+    assert "\n# Review of `v5.patch`\n" in text
     assert capsys.readouterr().out.splitlines()[-1].startswith("::error::reviewer 0.1.0: DO-NOT-MERGE")
 
 
@@ -152,21 +153,24 @@ def test_comment_is_capped_below_githubs_limit_with_a_note(tmp_path) -> None:
     repo, base, patch, _ = make_change(tmp_path, {"a.md": "x\n"}, {"a.md": "\n".join(["x", *silenced, *flagged]) + "\n"})
     report = review.run(review.Request(repo=str(repo.path), base=base, patch=str(patch)), families=(_flag_family(),)).report
     must_fix = [f for f in report.findings if f.severity is Severity.MUST_FIX]
-    assert len(must_fix) == 3000 and len(report.suppressed) == 400
+    # A patch may not silence a must-fix: the 400 requests are refused and their findings still block.
+    assert len(must_fix) == 3400 and len(report.suppressed) == 400
     body = renderer("comment")(report)
     assert len(body) <= 65_536 - 4_096 and len(body.encode("utf-16-le")) // 2 <= 65_536 - 4_096
     lines = body.splitlines()
     assert lines[0] == "<!-- reviewer:sticky-comment -->" and lines[-1] == "DO-NOT-MERGE"
-    # What the author silenced comes first: every suppression is listed, the long reason clipped.
+    assert lines[3:6] == ["**Why DO-NOT-MERGE:**", "- 3400 must-fix findings", ""]
+    # What the author tried to silence comes first: every suppression is listed, the long reason clipped.
+    assert "**400 suppressions this patch adds (400 not honoured: their findings still block):**" in lines
     listed_suppressions = [l for l in lines if l.startswith("- `cap/flag` at")]
     assert len(listed_suppressions) == 400 and max(len(l) for l in listed_suppressions) < 600
-    assert listed_suppressions[0].endswith("…`")
+    assert listed_suppressions[0].endswith("…`") and all(" — not honoured: " in l for l in listed_suppressions)
     # Must-fix findings are listed in report order until the room runs out; the note counts the rest.
     listed = [l for l in lines if l.startswith("- flagged — `cap/flag` at ")]
-    assert 0 < len(listed) < 3000
+    assert 0 < len(listed) < 3400
     assert listed == [f"- flagged — `cap/flag` at `{f.location.path}:{f.location.line}`" for f in must_fix[: len(listed)]]
     (note,) = [l for l in lines if "Not listed here" in l]
-    assert f": {3000 - len(listed)} must-fix finding(s)." in note
+    assert f": {3400 - len(listed)} must-fix findings." in note
     assert "job summary" in note and "SARIF and JSON outputs" in note
     assert lines[-3] == note  # the note, a blank line, the verdict
 

@@ -187,3 +187,17 @@ def test_a_hostile_suppression_reason_stays_one_annotation(tmp_path) -> None:
     (name, props, message), _ = commands(out)
     assert props["file"] == "src/a,b:c.ts"
     assert message == "suppression added by this patch silences flag/should: ok\\r::set-output name=x::y %0A::add-mask::secret \\x1b[2J \\u202e"
+
+
+def test_a_summary_cut_inside_a_folded_block_closes_it_before_the_note() -> None:
+    from reviewer.report.github import cap_summary
+
+    body = ("# Review\n\n<details><summary>Failure sequence diagram</summary>\n\n"
+            + "step\n" * 300_000 + "\n</details>\n\nDO-NOT-MERGE\n")
+    capped = cap_summary(body)
+    before_note = capped[: capped.index("> **Truncated:**")]
+    assert before_note.count("<details>") == before_note.count("</details>") == 1
+    assert capped.splitlines()[-1] == "DO-NOT-MERGE" and len(capped.encode()) < 1024 * 1024
+    # Tags inside a code fence are code, not blocks to close.
+    fenced = "# R\n\n```\n<details>\n" + "x\n" * 600_000 + "```\n\nMERGE\n"
+    assert "</details>" not in cap_summary(fenced)

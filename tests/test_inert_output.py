@@ -37,8 +37,13 @@ HOSTILE = ("**Approved** ![x](https://evil.example/p.png) [link](https://evil.ex
 # The emphasis our own templates write; any other `*` outside code is live.
 OUR_BOLD = re.compile(
     r"\*\*(Failure sequence\.|by a suppression this patch adds|Resolved|New|Still open|Since the previous review"
-    r"|Integrity checks failed:|Must fix:|\d+ finding\(s\) silenced by suppressions this patch adds:|Not listed here)\*\*"
+    r"|MERGE|DO-NOT-MERGE|Why DO-NOT-MERGE:|Must fix:|Not listed here"
+    r"|\d+ suppressions? this patch adds(?: \(\d+ not honoured: (?:its finding still blocks|their findings still block)\))?:)\*\*"
 )
+# The only HTML our templates write: whole lines, fixed text.
+OUR_HTML = re.compile(
+    r"^(?:<details><summary>(?:Failure sequence diagram|Excerpt: (?:first \d+ of \d+ lines|\d+ lines?)"
+    r"|Related locations \(\d+\))</summary>|</details>)$", re.M)
 # What must never survive outside code in rendered Markdown.
 LIVE = ("](", "![", "<img", "<", "https://", "http://", "www.", "@someone", "@admin", "#1", "GH-2", "**Approved**")
 
@@ -142,7 +147,7 @@ def _code_spans(line: str) -> list[str]:
 
 
 def assert_inert(markdown: str) -> None:
-    prose = _outside_code(markdown)
+    prose = OUR_HTML.sub("", _outside_code(markdown))
     for live in LIVE:
         assert live not in prose, f"{live!r} is live in: {next(l for l in prose.splitlines() if live in l)!r}"
     for line in prose.splitlines():
@@ -162,15 +167,18 @@ def test_a_hostile_suppression_reason_is_a_code_span_in_markdown_and_comment(tmp
     md, comment, js = tmp_path / "r.md", tmp_path / "c.md", tmp_path / "r.json"
     args = _review_args(repo, base, patch) + ["--format", f"markdown={md}", "--format", f"comment={comment}",
                                               "--format", f"json={js}"]
-    assert main(args) == 0, capsys.readouterr().err
+    # A must-fix the patch tries to silence itself: the request is refused and still blocks.
+    assert main(args) == 1, capsys.readouterr().err
     report = json.loads(js.read_text())
-    # A real finding was silenced, by a suppression this patch adds.
-    assert [(s["rule"], s["reason"], s["added_by_patch"]) for s in report["suppressed"]] == [
-        ("bounded-scan/unbounded", HOSTILE, True)]
+    assert [(s["rule"], s["reason"], s["added_by_patch"], s["honoured"]) for s in report["suppressed"]] == [
+        ("bounded-scan/unbounded", HOSTILE, True, False)]
     for rendered in (md.read_text(), comment.read_text()):
         assert_inert(rendered)
-        (line,) = [l for l in rendered.splitlines() if "Approved" in l]
-        assert HOSTILE in _code_spans(line)  # shown whole, as code, for the maintainer to read
+        # The report says so under the finding and in its list of refused requests; the comment once.
+        lines = [l for l in rendered.splitlines() if "Approved" in l]
+        assert len(lines) == (1 if rendered.startswith(MARKER) else 2)
+        for line in lines:
+            assert "not honoured" in line and HOSTILE in _code_spans(line)  # shown whole, as code
 
 
 # -- prose a rule quotes from the patch ---------------------------------------
@@ -208,7 +216,7 @@ def test_patch_text_a_rule_quotes_is_inert_and_still_readable(tmp_path) -> None:
     for fmt in ("markdown", "comment"):
         rendered = renderer(fmt)(report)
         assert_inert(rendered)
-        assert rendered.startswith(MARKER if fmt == "comment" else "# Review")
+        assert rendered.startswith(MARKER if fmt == "comment" else "> ⛔ **DO-NOT-MERGE** — ")
         assert rendered.splitlines()[-1] == "DO-NOT-MERGE"
     markdown = renderer("markdown")(report)
     for quoted in QUOTED:

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from reviewer.report.model import Report, Severity
-from reviewer.report.markdown import code, span, text
+from reviewer.report.markdown import banner, code, plural, safe_url, text, where
+from reviewer.report.model import Links, Location, Report, Severity, SuppressedFinding
 
 MARKER = "<!-- reviewer:sticky-comment -->"
 GITHUB_LIMIT = 65_536
@@ -26,11 +26,11 @@ FIELD_LIMIT = 300
 
 @dataclass(frozen=True)
 class _Section:
-    """A header and its list; `kind` names what an item is, for the note."""
+    """A header and its list; `kind` names what an item is, singular and plural, for the note."""
 
     header: tuple[str, ...]
     items: tuple[str, ...]
-    kind: str
+    kind: tuple[str, str]
 
 
 def size(body: str) -> int:
@@ -43,6 +43,19 @@ def _clip(value: object) -> str:
     return s if len(s) <= FIELD_LIMIT else s[:FIELD_LIMIT] + "…"
 
 
+def _at(path: str, line: int, end_line: int, links: Links | None) -> str:
+    """A location, clipped: a path the patch chose cannot fill the comment."""
+    return where(Location(path, line, end_line), links, clip=FIELD_LIMIT)
+
+
+def _why(report: Report) -> _Section | None:
+    reasons = report.causes()
+    if not reasons:
+        return None
+    items = tuple(f"- {text(_clip(reason))}" for reason in reasons)
+    return _Section(("**Why DO-NOT-MERGE:**",), items, ("reason", "reasons"))
+
+
 def _delta(report: Report) -> _Section | None:
     d = report.delta
     if d is None:
@@ -53,53 +66,65 @@ def _delta(report: Report) -> _Section | None:
     )
     items = [f"- ✅ resolved: {text(_clip(i.title))} — {code(_clip(i.rule))}" for i in d.resolved]
     items += [f"- 🆕 new: {text(_clip(i.title))} — {code(_clip(i.rule))}" for i in d.new]
-    return _Section(header, tuple(items), "change(s) since the previous review")
-
-
-def _failed_checks(report: Report) -> _Section | None:
-    failed = [c for c in report.checks if c.status.value == "fail"]
-    if not failed:
-        return None
-    items = tuple(f"- {code(c.id)}: {text(_clip(c.detail))}" for c in failed)
-    return _Section(("**Integrity checks failed:**",), items, "failed check(s)")
+    return _Section(header, tuple(items), ("change since the previous review", "changes since the previous review"))
 
 
 def _must_fix(report: Report) -> _Section | None:
     located = [f for f in report.by_severity(Severity.MUST_FIX) if f.location is not None]
     if not located:
         return None
-    items = tuple(f"- {text(_clip(f.title))} — {code(f.rule)} at {code(_clip(span(f.location)))}" for f in located)
-    return _Section(("**Must fix:**",), items, "must-fix finding(s)")
+    items = tuple(
+        f"- {text(_clip(f.title))} — {code(f.rule)} at "
+        f"{_at(f.location.path, f.location.line, f.location.end_line, report.links)}"
+        for f in located if f.location is not None
+    )
+    return _Section(("**Must fix:**",), items, ("must-fix finding", "must-fix findings"))
 
 
 def _added_suppressions(report: Report) -> _Section | None:
+    """Every suppression the patch adds, honoured or refused: the author silencing
+    a finding is what a maintainer must see first."""
     by_patch = [s for s in report.suppressed if s.added_by_patch]
     if not by_patch:
         return None
+    refused = sum(1 for s in by_patch if not s.honoured)
+    still = "its finding still blocks" if refused == 1 else "their findings still block"
+    header = f"**{plural(len(by_patch), 'suppression')} this patch adds" + (
+        f" ({refused} not honoured: {still}):**" if refused else ":**")
     # The reason is the patch author's own words: a code span keeps it inert.
-    items = tuple(
-        f"- {code(s.finding.rule)} at {code(_clip(f'{s.path}:{s.line}'))}: {code(_clip(s.reason))}" for s in by_patch
-    )
-    return _Section((f"**{len(by_patch)} finding(s) silenced by suppressions this patch adds:**",), items,
-                    "suppression(s) this patch adds")
+    items = tuple(f"- {code(s.finding.rule)} at {_at(s.path, s.line, s.line, report.links)}{_refusal(s)}: "
+                  f"{code(_clip(s.reason))}" for s in by_patch)
+    return _Section((header,), items, ("suppression this patch adds", "suppressions this patch adds"))
 
 
-def _note(left_out: dict[str, int]) -> str:
+def _refusal(s: SuppressedFinding) -> str:
+    if s.honoured:
+        return ""
+    return (f" — not honoured: {s.finding.severity.value} findings cannot be silenced by the patch that adds "
+            "the suppression")
+
+
+def _summary(report: Report) -> str:
+    run = safe_url(report.links.run) if report.links is not None and report.links.run else None
+    return f"[job summary]({run})" if run else "job summary"
+
+
+def _note(report: Report, left_out: dict[tuple[str, str], int]) -> str:
     if not left_out:
-        return "The full report is in the job summary."
-    listed = ", ".join(f"{n} {kind}" for kind, n in left_out.items())
+        return f"The full report is in the {_summary(report)}."
+    listed = ", ".join(f"{n} {kind[0] if n == 1 else kind[1]}" for kind, n in left_out.items())
     return (f"**Not listed here**, to stay under GitHub's {GITHUB_LIMIT:,}-character comment limit: {listed}. "
-            "The full report is in the job summary and in the SARIF and JSON outputs.")
+            f"The full report is in the {_summary(report)} and in the SARIF and JSON outputs.")
 
 
-def _fit(sections: list[_Section], room: int) -> tuple[dict[str, tuple[str, ...]], dict[str, int]]:
+def _fit(sections: list[_Section], room: int) -> tuple[dict[tuple[str, str], tuple[str, ...]], dict[tuple[str, str], int]]:
     """Items each section keeps and how many it left out, by section kind.
 
     Sections are given most important first; each keeps the longest prefix
     of its items that still fits, so what is shown keeps its order.
     """
-    kept: dict[str, tuple[str, ...]] = {}
-    left_out: dict[str, int] = {}
+    kept: dict[tuple[str, str], tuple[str, ...]] = {}
+    left_out: dict[tuple[str, str], int] = {}
     for section in sections:
         room -= sum(size(line) + 1 for line in section.header) + 1  # header lines and the blank line after
         count = 0
@@ -115,26 +140,21 @@ def _fit(sections: list[_Section], room: int) -> tuple[dict[str, tuple[str, ...]
     return kept, left_out
 
 
-def _shown(section: _Section | None, kept: dict[str, tuple[str, ...]]) -> list[str]:
+def _shown(section: _Section | None, kept: dict[tuple[str, str], tuple[str, ...]]) -> list[str]:
     return [] if section is None else [*section.header, *kept[section.kind], ""]
 
 
 def render(report: Report) -> str:
-    icon = "✅" if report.verdict.value == "MERGE" else "⛔"
-    counts = " · ".join(f"{report.count(s)} {s.value}" for s in Severity)
-    if report.pre_existing:
-        counts += f" · {len(report.pre_existing)} pre-existing (outside the change, not counted)"
-    head = [MARKER, f"### {icon} reviewer: {report.verdict.value}", ""]
-    tail = [f"{counts} · base {code(report.base[:12])} · patch {code(report.patch.sha256[:12])} · {report.patch.files} files", ""]
-    delta, checks, must, silenced = _delta(report), _failed_checks(report), _must_fix(report), _added_suppressions(report)
-    # What a maintainer must not miss gets the room first: failed integrity
-    # checks, then what the author silenced, then must-fix findings; the delta
-    # (shown first, since it is what changed since the last push) comes last.
-    by_priority = [s for s in (checks, silenced, must, delta) if s is not None]
+    head = [MARKER, banner(report), ""]
+    why, delta, must, silenced = _why(report), _delta(report), _must_fix(report), _added_suppressions(report)
+    # What a maintainer must not miss gets the room first: why the merge is
+    # blocked, then what the author silenced, then must-fix findings; the
+    # delta (shown early, since it is what changed since the last push) last.
+    by_priority = [s for s in (why, silenced, must, delta) if s is not None]
     verdict = "\n\n" + report.verdict.value + "\n"
-    worst_note = _note({s.kind: len(s.items) for s in by_priority})
-    fixed = size("\n".join(head + tail) + "\n" + worst_note + verdict)
+    worst_note = _note(report, {s.kind: len(s.items) for s in by_priority})
+    fixed = size("\n".join(head) + "\n" + worst_note + verdict)
     kept, left_out = _fit(by_priority, LIMIT - fixed)
-    lines = [*head, *_shown(delta, kept), *tail, *_shown(checks, kept), *_shown(must, kept), *_shown(silenced, kept)]
-    lines.append(_note(left_out))
+    lines = [*head, *_shown(why, kept), *_shown(delta, kept), *_shown(must, kept), *_shown(silenced, kept)]
+    lines.append(_note(report, left_out))
     return "\n".join(lines) + verdict

@@ -130,7 +130,32 @@ def cap_summary(markdown: str, limit: int = SUMMARY_LIMIT) -> str:
     open_fence = _open_fence(body)
     if open_fence:
         body += "\n" + open_fence
+    # A cut inside a folded block would hide the note (and the verdict) in it.
+    body += "\n\n</details>" * _open_details(body)
     return body + note
+
+
+def _open_details(markdown: str) -> int:
+    """How many of the report's own `<details>` blocks are left open at the end of `markdown`.
+
+    Only lines that are exactly our tags count, outside code fences: patch text
+    never reaches a line start raw (the Markdown renderer escapes it).
+    """
+    depth, fence = 0, ""
+    for line in markdown.splitlines():
+        run = line[: len(line) - len(line.lstrip("`"))]
+        if not fence and len(run) >= 3:
+            fence = run
+            continue
+        if fence:
+            if set(line.strip()) == {"`"} and len(line.strip()) >= len(fence):
+                fence = ""
+            continue
+        if line.startswith("<details>"):
+            depth += 1
+        elif line == "</details>" and depth:
+            depth -= 1
+    return depth
 
 
 def _open_fence(markdown: str) -> str:

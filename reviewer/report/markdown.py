@@ -13,9 +13,16 @@ from importlib import resources
 
 import jinja2
 
-from reviewer.report.model import CheckStatus, Delta, InvariantStatus, Report, Severity
+from reviewer.report import mermaid
+from reviewer.report.model import (
+    CheckStatus, Delta, Finding, InvariantResult, InvariantStatus, Links, Location, Report, Severity, SuppressedFinding,
+)
 
 _MENTION = re.compile(r"@(?=[A-Za-z0-9_-])")
+# Markdown line endings; a value is folded onto one line so it can start no block.
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
+# Whitespace other than space and tab: folded to a space like a line break.
+_OTHER_SPACE = re.compile(r"[^\S \t]")
 _LONGEST_TICKS = re.compile(r"`+")
 # Prose characters that start Markdown inline syntax: links and images (`[`,
 # `]`), emphasis (`*`; `_` is handled apart), strikethrough, math, code. The
@@ -49,16 +56,33 @@ def text(value: object) -> str:
     """Prose from findings, inert in GitHub-flavoured Markdown.
 
     Backtick-delimited spans stay code spans (rule messages quote code that
-    way) and are rebuilt with `code()`, so they can only ever be code. In the
-    prose between them nothing can become HTML, a link, an image, an
-    autolink, an issue reference, a mention, emphasis or a block (heading,
-    list, quote); line breaks are folded, so no value starts a new block.
+    way) and are rebuilt with `code()`, so they can only ever be code, and
+    their content is kept as written (spaces included). In the prose between
+    them nothing can become HTML, a link, an image, an autolink, an issue
+    reference, a mention, emphasis or a block (heading, list, quote); line
+    breaks are folded, so no value starts a new block.
     """
-    s = " ".join(str(value).split())
+    s = _OTHER_SPACE.sub(" ", _LINE_BREAK.sub(" ", str(value))).strip(" \t")
     out = []
     for is_code, part in _split_code_spans(s):
-        out.append(code(part) if is_code else _prose(part, at_line_start=not out))
+        if is_code:
+            out.append(code(_span_content(part)))
+        else:
+            out.append(_prose(_fold(part), at_line_start=not out))
     return "".join(out)
+
+
+def _fold(s: str) -> str:
+    """Whitespace runs as one space, keeping a space at either edge (it separates prose from code)."""
+    if not s.strip():
+        return " " if s else ""
+    return (" " if s[0].isspace() else "") + " ".join(s.split()) + (" " if s[-1].isspace() else "")
+
+
+def _span_content(s: str) -> str:
+    """What CommonMark shows of a span's content: one space stripped from each
+    side when both have one (`` ` a ` `` is `a`)."""
+    return s[1:-1] if len(s) > 2 and s[0] == " " and s[-1] == " " else s
 
 
 def _split_code_spans(s: str) -> list[tuple[bool, str]]:
@@ -133,11 +157,20 @@ def _intraword(s: str, index: int) -> bool:
 
 
 def code(value: object) -> str:
-    """Inline code span that no backtick run inside can close."""
-    s = " ".join(str(value).split())
+    """Inline code span showing `value` exactly, which no backtick run inside can close.
+
+    Only line breaks become spaces (a span cannot hold one, and it could end
+    a table row or list item); other whitespace is kept as written. HTML
+    entities are never used: inside a span `&lt;` would show literally.
+    CommonMark strips one space from each side of a span when both sides
+    have one, and a span may not start or end with a backtick next to its
+    delimiters, so a pad of one space goes on both sides then.
+    """
+    s = _OTHER_SPACE.sub(" ", _LINE_BREAK.sub(" ", str(value)))
     longest = max((len(m) for m in _LONGEST_TICKS.findall(s)), default=0)
     ticks = "`" * (longest + 1)
-    pad = " " if s.startswith("`") or s.endswith("`") else ""
+    padded = s.startswith("`") or s.endswith("`") or (s.startswith(" ") and s.endswith(" ") and s.strip(" ") != "")
+    pad = " " if padded else ""
     return f"{ticks}{pad}{s}{pad}{ticks}"
 
 
@@ -168,6 +201,103 @@ def short(hexdigest: str) -> str:
     return f"{hexdigest[:8]}…{hexdigest[-4:]}" if len(hexdigest) > 16 else hexdigest
 
 
+def plural(n: int, noun: str, plural_form: str | None = None) -> str:
+    """`1 file`, `2 files`; `noun` may be a label that does not change (`3 must-fix`)."""
+    return f"{n} {noun if n == 1 else (plural_form or noun + 's')}"
+
+
+# -- links ---------------------------------------------------------------------
+
+# What may stay raw in a link destination we write: unreserved and reserved URL
+# characters that neither end a Markdown destination nor mean anything to it.
+# Parentheses, angle brackets, brackets, spaces, backslashes, quotes,
+# backticks and `&` (an entity reference) are percent-encoded.
+_URL_RAW = re.compile(r"[A-Za-z0-9\-._~:/?#@!$'*+,;=%]")
+_WEB_URL = re.compile(r"https?://[A-Za-z0-9]")
+
+
+def safe_url(url: str) -> str | None:
+    """`url` as a Markdown link destination nothing in it can end, or None if not a web URL."""
+    if not _WEB_URL.match(url):
+        return None
+    return "".join(ch if _URL_RAW.fullmatch(ch) else "".join(f"%{b:02X}" for b in ch.encode("utf-8")) for ch in url)
+
+
+def where(loc: Location, links: Links | None, clip: int | None = None) -> str:
+    """A `path:line` code span, a permalink to the reviewed commit when the repository is known.
+
+    The link text stays a code span, so the path (which the patch chooses)
+    can be neither link syntax nor a second link. `clip` shortens the text
+    only; the link still opens the whole path.
+    """
+    path = loc.path if clip is None or len(loc.path) <= clip else loc.path[:clip] + "…"
+    label = code(span(Location(path, loc.line, loc.end_line)))
+    url = safe_url(links.blob(loc.path, loc.line, loc.end_line)) if links is not None else None
+    return f"[{label}]({url})" if url else label
+
+
+def suppression_site(s: SuppressedFinding) -> Location:
+    return Location(s.path, s.line, s.line)
+
+
+# -- the parts both the report and the comment open with ----------------------
+
+
+def counts(report: Report) -> str:
+    out = ", ".join(f"{report.count(sev)} {sev.value}" for sev in Severity)
+    if report.pre_existing:
+        out += f", {len(report.pre_existing)} pre-existing (outside the change, not counted)"
+    return out
+
+
+def banner(report: Report) -> str:
+    """One line a maintainer reads first: verdict, counts, what was reviewed."""
+    icon = "✅" if report.verdict.value == "MERGE" else "⛔"
+    reviewed = f"head {code(report.head[:12])}" if report.head else f"patch {code(report.patch.sha256[:12])}"
+    return (f"> {icon} **{report.verdict.value}** — {counts(report)} · base {code(report.base[:12])} · {reviewed}"
+            f" · {plural(report.patch.files, 'file')}")
+
+
+def causes(report: Report) -> list[str]:
+    """Each reason for DO-NOT-MERGE as inert Markdown prose."""
+    return [text(c) for c in report.causes()]
+
+
+def refused_reason(s: SuppressedFinding) -> str:
+    return (f"suppression requested by this patch — not honoured: {s.finding.severity.value} findings cannot be "
+            "silenced by the patch that adds the suppression")
+
+
+def refused_by_finding(report: Report) -> dict[str, SuppressedFinding]:
+    """Refused suppression requests by the id of the finding they name (the finding still blocks)."""
+    return {s.finding.id: s for s in report.suppressed if not s.honoured}
+
+
+def invariant_status(inv: InvariantResult) -> str:
+    """The status cell: an invariant whose findings were silenced never reads as plainly verified."""
+    silenced = f"🔇 suppressed ({inv.suppressed})"
+    if inv.status is InvariantStatus.VERIFIED and inv.suppressed:
+        return silenced
+    shown = _INVARIANT_ICON[inv.status] + (f" ({len(inv.findings)})" if inv.findings else "")
+    return shown + (f", {silenced}" if inv.suppressed else "")
+
+
+# Evidence longer than this, and more related locations than this, is folded
+# into <details>: the first screen shows what is wrong, the rest on request.
+EXCERPT_INLINE = 8
+RELATED_INLINE = 3
+
+
+def _as_shown(step: str) -> str:
+    """A step as a reader sees it rendered: code spans without their backticks."""
+    s = _LINE_BREAK.sub(" ", step)
+    return "".join(_span_content(part) if is_code else part for is_code, part in _split_code_spans(s))
+
+
+def sequence_diagram(finding: Finding) -> list[str]:
+    return mermaid.diagram(tuple(_as_shown(step) for step in finding.failure_sequence), finding.rule)
+
+
 def _template(name: str) -> str:
     return resources.files("reviewer.templates").joinpath(name).read_text(encoding="utf-8")
 
@@ -185,7 +315,10 @@ def environment() -> jinja2.Environment:
     )
     env.filters.update(text=text, code=code, cell=cell, span=span, short=short, lang=lang)
     env.globals.update(
-        fence=fence, check_icon=_CHECK_ICON, invariant_icon=_INVARIANT_ICON, severities=list(Severity)
+        fence=fence, check_icon=_CHECK_ICON, severities=list(Severity), plural=plural, where=where,
+        banner=banner, causes=causes, invariant_status=invariant_status, suppression_site=suppression_site,
+        refused_reason=refused_reason, refused_by_finding=refused_by_finding, sequence_diagram=sequence_diagram,
+        excerpt_inline=EXCERPT_INLINE, related_inline=RELATED_INLINE,
     )
     return env
 
