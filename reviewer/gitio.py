@@ -21,6 +21,7 @@ import subprocess
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Sequence
 
 from reviewer.errors import GitError, ReviewerError
 
@@ -334,7 +335,8 @@ class Repo:
                 changes[path.decode("utf-8", "surrogateescape")] = RawChange(old_mode, new_mode, old_oid, new_oid, status[0])
         return changes
 
-    def _grep(self, tree: str, flags: list[str], patterns: list[str], suffixes: tuple[str, ...]) -> bytes:
+    def _grep(self, tree: str, flags: list[str], patterns: list[str], suffixes: tuple[str, ...],
+              paths: Sequence[str] | None = None) -> bytes:
         """`git grep <flags>` over the files of `tree` with one of `suffixes`; the output, b"" for no match.
 
         Patterns go one per line on stdin (`-f -`): no length limit from the command line, and a
@@ -343,7 +345,8 @@ class Repo:
         wanted = sorted({p for p in patterns if p and "\n" not in p and "\r" not in p and "\0" not in p})
         if not wanted:
             return b""
-        specs = [f"*{suffix}" for suffix in suffixes]
+        # Given paths are taken literally (no glob, no magic a name could smuggle in).
+        specs = [f"*{suffix}" for suffix in suffixes] if paths is None else [f":(literal){p}" for p in paths]
         res = self.run("grep", "-z", "-I", "--no-color", *flags, "-f", "-", tree, "--", *specs,
                        stdin="\n".join(wanted).encode() + b"\n", check=False)
         if res.returncode not in (0, 1):
@@ -363,10 +366,13 @@ class Repo:
         mode = ["--all-match"] if all_match else []
         return _grep_paths(self._grep(tree, ["-l", "-E", *mode], patterns, suffixes), tree)
 
-    def grep_lines(self, tree: str, literals: list[str], suffixes: tuple[str, ...]) -> list[tuple[str, str]]:
-        """(path, line) for every line of the files of `tree` with one of `suffixes` that contains any of
-        the fixed strings `literals`; one process, in git's order (fixed strings: git's fast path)."""
-        out, pos, prefix = self._grep(tree, ["-n", "-F"], literals, suffixes), 0, f"{tree}:".encode()
+    def grep_lines(
+        self, tree: str, literals: list[str], suffixes: tuple[str, ...], paths: Sequence[str] | None = None
+    ) -> list[tuple[str, str]]:
+        """(path, line) for every line of the files of `tree` with one of `suffixes` (or of exactly
+        `paths`) that contains any of the fixed strings `literals`; one process, in git's order
+        (fixed strings: git's fast path)."""
+        out, pos, prefix = self._grep(tree, ["-n", "-F"], literals, suffixes, paths), 0, f"{tree}:".encode()
         lines: list[tuple[str, str]] = []
         # `<tree>:<path>\0<number>\0<text>\n`: a path may hold a line break, a line never does.
         while pos < len(out):
@@ -379,6 +385,16 @@ class Repo:
             lines.append((path.decode("utf-8", "surrogateescape"), out[number_end + 1:text_end].decode("utf-8", "replace")))
             pos = text_end + 1
         return lines
+
+    def ls_entry(self, tree: str, path: str) -> tuple[str, str, str] | None:
+        """(mode, type, oid) of the one entry `path` of `tree`, without listing the rest of the tree."""
+        out = self.run("ls-tree", "-z", "--full-tree", tree, "--", path).stdout
+        for record in out.split(b"\0"):
+            meta, _, name = record.partition(b"\t")
+            if name.decode("utf-8", "surrogateescape") == path:
+                mode, otype, oid = meta.decode().split()
+                return mode, otype, oid
+        return None
 
     def ls_tree(self, tree: str) -> dict[str, tuple[str, str, str]]:
         """path -> (mode, type, oid) for every entry of a tree, recursively."""

@@ -53,6 +53,7 @@ from reviewer.engine.suppress import Scope, apply_suppressions, in_scope
 
 if TYPE_CHECKING:
     from reviewer.engine.cache import OutcomeCache
+    from reviewer.engine.shared import Shared
 
 EXCERPT_MAX_LINES = 12
 _TOML_AT = re.compile(r"not valid TOML \(.*\(at line ([0-9]{1,9}), column [0-9]{1,9}\)\)\Z", re.S)
@@ -81,6 +82,9 @@ class Request:
     config_commit: str | None = None
     # Permalinks for every location of the report (reviewer/report/model.py `Links`).
     links: Links | None = None
+    # Content-addressed work reused between the reviews of one process (`reviewer
+    # sweep`, reviewer/engine/shared.py); never changes the report.
+    shared: "Shared | None" = field(default=None, compare=False)
 
 
 @dataclass(frozen=True)
@@ -161,9 +165,9 @@ def _load_config(req: Request, repo: Repo, base_tree: str | None, families: tupl
     elif req.config_commit is not None:
         tree = repo.tree_of(req.config_commit)
         source = f"{CONFIG_PATH} at {req.config_commit[:12]} (the pull request's target)"
-        config = config_in_tree(TreeView(repo, tree).read(CONFIG_PATH), source, families)
+        config = config_in_tree(TreeView(repo, tree).read_alone(CONFIG_PATH), source, families)
     elif base_tree is not None:
-        config = config_in_tree(TreeView(repo, base_tree).read(CONFIG_PATH), f"{CONFIG_PATH} at base", families)
+        config = config_in_tree(TreeView(repo, base_tree).read_alone(CONFIG_PATH), f"{CONFIG_PATH} at base", families)
     else:
         config = defaults(families)
     if req.overrides:
@@ -321,7 +325,8 @@ def execute(req: Request, p: Prepared, gate_only: bool = False) -> Reviewed:
         try:
             invariants = run_families(
                 families, changeset,
-                TreeView(repo, changeset.base_tree, reader), TreeView(repo, changeset.patched_tree, reader),
+                TreeView(repo, changeset.base_tree, reader, req.shared),
+                TreeView(repo, changeset.patched_tree, reader, req.shared),
                 config, req.budget_seconds if req.budget_seconds is not None else config.limits.rule_seconds,
                 cache=_open_cache(req.cache_dir), scope=req.scope,
             )

@@ -21,7 +21,7 @@ def test_distribution_name_is_ours_and_the_command_stays_reviewer() -> None:
 
     project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
     assert project["name"] == DISTRIBUTION
-    assert project["scripts"] == {"reviewer": "reviewer.cli:main"}
+    assert project["scripts"] == {"reviewer": "reviewer.cli:entry"}
 
 
 def test_wheel_keeps_rules_templates_samples_inside_reviewer(tmp_path: Path) -> None:
@@ -45,6 +45,6 @@ def test_wheel_keeps_rules_templates_samples_inside_reviewer(tmp_path: Path) -> 
             if f.is_file():
                 assert f"reviewer/samples/{f.relative_to(ROOT / 'samples')}" in names
     entry_points = zipfile.ZipFile(wheel).read(f"{WHEEL_NAME}-0.1.0.dist-info/entry_points.txt").decode()
-    assert "reviewer = reviewer.cli:main" in entry_points
+    assert "reviewer = reviewer.cli:entry" in entry_points
     metadata = zipfile.ZipFile(wheel).read(f"{WHEEL_NAME}-0.1.0.dist-info/METADATA").decode()
     assert f"\nName: {DISTRIBUTION}\n" in metadata

@@ -168,3 +168,30 @@ def test_sweep_never_changes_the_repository(history, tmp_path, capsys) -> None:
     before = state_digest(work)
     _sweep(capsys, "--repo", str(work), "--range", f"{commits[0]}..main", "--jobs", "2")
     assert state_digest(work) == before
+
+
+def test_grep_reuse_between_trees_answers_exactly_what_git_grep_answers(tmp_path) -> None:
+    """A sweep greps only blobs it has not seen; the lines must be git's own, for names a pathspec could misread."""
+    from reviewer.engine.context import TreeView
+    from reviewer.engine.shared import Shared
+    from reviewer.gitio import open_repo
+    from tests.gitrepo import Repo
+
+    repo = Repo(tmp_path / "r")
+    first = repo.commit({"a.ts": "const claim = 1\n", "b*.ts": "claim()\n", ":(glob)c.ts": "x\nclaim\n",
+                         "d.md": "claim\n", "e.ts": "nothing\n"})
+    second = repo.commit({"a.ts": "const claim = 2\nclaim\n", "f.ts": "claim f\n", "e.ts": None,
+                          "b*.ts": "claim(2)\n", ":(glob)c.ts": "claim\n"})
+    opened = open_repo(str(repo.path))
+    try:
+        shared = Shared()
+        for commit in (first, second, first):
+            tree = opened.tree_of(commit)
+            reused = TreeView(opened, tree, shared=shared)._grep_lines(["claim"])
+            fresh = TreeView(opened, tree)._grep_lines(["claim"])
+            assert sorted(reused) == sorted(fresh) and fresh
+        assert ("b*.ts", "claim()") in fresh and (":(glob)c.ts", "claim") in fresh
+        second_lines = TreeView(opened, opened.tree_of(second), shared=Shared())._grep_lines(["claim"])
+        assert ("b*.ts", "claim(2)") in second_lines
+    finally:
+        opened.close()

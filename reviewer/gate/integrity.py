@@ -22,6 +22,10 @@ from reviewer.inputs.patchfile import HeaderInfo, NumstatEntry, PatchFile, numst
 from reviewer.engine.api import CheckGroup, CheckSpec
 
 
+def _s(n: int) -> str:
+    return "" if n == 1 else "s"
+
+
 @dataclass(frozen=True)
 class Artifact:
     path: str
@@ -198,7 +202,7 @@ def check_paths(entries: tuple[NumstatEntry, ...], headers: list[HeaderInfo], mo
             problems.append(f"'{printable_path(entry.path)}': creates a gitlink (submodule)")
     if problems:
         return Check("integrity/paths", CheckStatus.FAIL, "; ".join(sorted(set(problems))))
-    return Check("integrity/paths", CheckStatus.PASS, f"{len(entries)} paths, all safe")
+    return Check("integrity/paths", CheckStatus.PASS, f"{len(entries)} path{_s(len(entries))}, all safe")
 
 
 def changed_paths(entries: tuple[NumstatEntry, ...]) -> int:
@@ -209,10 +213,10 @@ def changed_paths(entries: tuple[NumstatEntry, ...]) -> int:
 def check_file_count(entries: tuple[NumstatEntry, ...], expected: int | None) -> Check:
     n = changed_paths(entries)
     if expected is None:
-        return Check("integrity/file-count", CheckStatus.SKIP, f"{n} changed files (no --expect-files given)")
+        return Check("integrity/file-count", CheckStatus.SKIP, f"{n} changed file{_s(n)} (no --expect-files given)")
     if n == expected:
-        return Check("integrity/file-count", CheckStatus.PASS, f"{n} changed files, as --expect-files says")
-    return Check("integrity/file-count", CheckStatus.FAIL, f"{n} changed files, but --expect-files says {expected}")
+        return Check("integrity/file-count", CheckStatus.PASS, f"{n} changed file{_s(n)}, as --expect-files says")
+    return Check("integrity/file-count", CheckStatus.FAIL, f"{n} changed file{_s(n)}, but --expect-files says {expected}")
 
 
 def apply_to_temp_index(repo: Repo, base_tree: str, patch: PatchFile) -> tuple[str | None, str]:

@@ -13,12 +13,15 @@ import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from reviewer import RULESET_VERSION
 from reviewer.errors import ReviewerError
 from reviewer.report.model import Report, Severity
 from reviewer.sweep.plan import Item
+
+if TYPE_CHECKING:
+    from reviewer.engine.shared import Shared
 
 # The diff `reviewer pr` reviews: git's own, never the user's diff settings.
 DIFF_ARGS = ("diff", "--binary", "--full-index", "--no-color", "--no-ext-diff", "--no-textconv", "-M")
@@ -53,18 +56,27 @@ def patch_name(commit: str) -> str:
     return f"{commit[:12]}.patch"
 
 
-def review_commit(settings: Settings, item: Item, digest: str) -> Done:
+def review_commit(settings: Settings, item: Item, digest: str, shared: "Shared | None" = None) -> Done:
     """Review one commit against its parent; a refusal is recorded, never raised."""
     started = time.perf_counter()
     line: dict[str, Any] = {"commit": item.commit, "parent": item.parent, "sweep": digest}
     try:
-        line.update(_review(settings, item))
+        line.update(_review(settings, item, shared))
     except ReviewerError as exc:
         line.update(status="refused", verdict=None, reason=str(exc))
     return Done(line, round(time.perf_counter() - started, 3))
 
 
-def _review(settings: Settings, item: Item) -> dict[str, Any]:
+def review_run(settings: Settings, items: list[Item], digest: str) -> list[Done]:
+    """Consecutive commits in one process, sharing what they have in common
+    (parsed trees, grep results by blob), so each reviews only what changed."""
+    from reviewer.engine.shared import Shared
+
+    shared = Shared()
+    return [review_commit(settings, item, digest, shared) for item in items]
+
+
+def _review(settings: Settings, item: Item, shared: "Shared | None") -> dict[str, Any]:
     from reviewer import review
     from reviewer.gitio import open_repo
 
@@ -82,7 +94,7 @@ def _review(settings: Settings, item: Item) -> dict[str, Any]:
         patch.write_bytes(diff)
         report = review.run(review.Request(
             repo=settings.repo, base=item.parent, patch=str(patch), config=settings.config,
-            scope=settings.scope, cache_dir=settings.cache_dir,
+            scope=settings.scope, cache_dir=settings.cache_dir, shared=shared,
         )).report
     rendered = _write_reports(settings, item.commit, report)
     return _summary(report) | {"report_sha256": hashlib.sha256(rendered.encode("utf-8")).hexdigest()}

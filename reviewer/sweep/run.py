@@ -18,9 +18,13 @@ from typing import IO, Iterable, Iterator
 
 from reviewer.errors import ReviewerError
 from reviewer.sweep import journal
-from reviewer.sweep.commit import Done, Settings, review_commit
+from reviewer.sweep.commit import Done, Settings, review_commit, review_run
 from reviewer.sweep.plan import Item, Shard
 from reviewer.sweep.progress import Progress
+
+
+# Commits a worker reviews in one go (see _reviewed).
+RUN_LENGTH = 16
 
 
 @dataclass(frozen=True)
@@ -39,14 +43,22 @@ def _quiet_worker() -> None:
 
 
 def _reviewed(settings: Settings, items: list[Item], digest: str, jobs: int) -> Iterator[Done]:
+    from reviewer.engine.shared import Shared
+
     if jobs <= 1 or len(items) <= 1:
+        shared = Shared()
         for item in items:
-            yield review_commit(settings, item, digest)
+            yield review_commit(settings, item, digest, shared)
         return
+    # Runs of consecutive commits, so each worker reuses what neighbours share;
+    # short enough that N workers stay busy to the end of the range.
+    size = max(1, min(RUN_LENGTH, -(-len(items) // (jobs * 4))))
+    runs = [items[i:i + size] for i in range(0, len(items), size)]
     context = multiprocessing.get_context("spawn")
     with ProcessPoolExecutor(max_workers=jobs, mp_context=context, initializer=_quiet_worker) as pool:
         try:
-            yield from pool.map(review_commit, [settings] * len(items), items, [digest] * len(items))
+            for done in pool.map(review_run, [settings] * len(runs), runs, [digest] * len(runs)):
+                yield from done
         except BaseException:
             pool.shutdown(wait=False, cancel_futures=True)
             raise

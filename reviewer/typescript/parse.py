@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import posixpath
+from typing import Any, Protocol
 
 import tree_sitter as ts
 import tree_sitter_typescript as tsts
@@ -12,6 +13,14 @@ TYPESCRIPT = "typescript"
 TSX = "tsx"
 
 _DIALECTS = {".ts": TYPESCRIPT, ".mts": TYPESCRIPT, ".cts": TYPESCRIPT, ".tsx": TSX}
+
+
+class SharedTrees(Protocol):
+    """Trees kept across Programs by content (reviewer/engine/shared.py `Shared`)."""
+
+    def tree(self, key: tuple[str, str]) -> Any | None: ...
+
+    def keep_tree(self, key: tuple[str, str], tree: Any) -> None: ...
 
 
 def dialect(path: str) -> str | None:
@@ -28,9 +37,12 @@ class Parsers:
     content at two paths or on both sides of a patch is parsed once.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, shared: "SharedTrees | None" = None) -> None:
         self._parsers: dict[str, ts.Parser] = {}
         self._trees: dict[tuple[str, str], ts.Tree] = {}
+        # Trees a sweep keeps between reviews (reviewer/engine/shared.py); a
+        # tree is immutable, so sharing it between Programs is safe.
+        self._shared = shared
 
     def _parser(self, name: str) -> ts.Parser:
         parser = self._parsers.get(name)
@@ -43,9 +55,13 @@ class Parsers:
     def parse(self, name: str, source: bytes) -> ts.Tree:
         key = (name, hashlib.sha1(source).hexdigest())
         tree = self._trees.get(key)
+        if tree is None and self._shared is not None:
+            tree = self._shared.tree(key)
         if tree is None:
             tree = self._parser(name).parse(source)
-            self._trees[key] = tree
+            if self._shared is not None:
+                self._shared.keep_tree(key, tree)
+        self._trees[key] = tree
         return tree
 
 

@@ -17,7 +17,7 @@ from reviewer.typescript import reach
 from reviewer.typescript import syntax as sx
 from reviewer.typescript.expressions import Call, Callback, Expr, Function, Invocation
 from reviewer.typescript.module import Module, read_module
-from reviewer.typescript.parse import Parsers, dialect, error_regions, node_lines
+from reviewer.typescript.parse import Parsers, SharedTrees, dialect, error_regions, node_lines
 from reviewer.typescript.members import member_function
 from reviewer.typescript.references import PassedRoles, Unresolved
 from reviewer.typescript.roles import DEFAULT_ROLES, Role, RoleTable
@@ -63,6 +63,7 @@ class Program:
         changed_lines: Mapping[str, Iterable[int]] | None = None,
         roles: RoleTable = DEFAULT_ROLES,
         exists: Callable[[str], bool] | None = None,
+        shared_trees: SharedTrees | None = None,
     ) -> None:
         self._source = source
         # Whether a path exists without reading it (a tree listing); an import
@@ -73,7 +74,7 @@ class Program:
         )
         self._changed_paths = frozenset(self.changed_lines)
         self.roles = roles
-        self._parsers = Parsers()
+        self._parsers = Parsers(shared_trees)
         self._texts: dict[str, str | None] = {}
         self._modules: dict[str, Module | None] = {}
         self._errors: dict[str, tuple[tuple[int, int], ...]] = {}

@@ -54,37 +54,44 @@ class _Chain:
 
 
 def find_chains(st: State) -> list[_Chain]:
+    """The chains the patch touches: a chain none of whose files changed has
+    nothing this patch introduced (check_chain would pass it over), so only
+    the roots of changed paths are looked up, each by prefix, never by
+    matching every path of both trees."""
     singles = set(st.opt("snapshots"))
     v1_globs = tuple(st.opt("snapshot_globs"))
     journal_globs = tuple(st.opt("journal_globs"))
     legacy_name = st.name_pattern("legacy_snapshot_pattern")
     folder = st.name_pattern("v1_folder_pattern")
+
+    def v1_root(p: str) -> str | None:
+        if p not in singles and matches(p, v1_globs) and folder.match(posixpath.basename(posixpath.dirname(p))):
+            return posixpath.dirname(posixpath.dirname(p))
+        return None
+
+    def is_journal(p: str) -> bool:
+        return p not in singles and matches(p, journal_globs) and not v1_root(p)
+
+    def under(tree: TreeView, root: str) -> tuple[str, ...]:
+        return tree.paths(root + "/" if root else "")
+
+    changed = sorted(st.files)
     chains: dict[tuple[str, str], dict[str, set[str]]] = {}
-
-    def collect(side: str, paths: Iterable[str]) -> None:
-        for p in paths:
-            if p in singles:
-                continue
-            if matches(p, v1_globs) and folder.match(posixpath.basename(posixpath.dirname(p))):
-                key = ("v1", posixpath.dirname(posixpath.dirname(p)))
-            elif matches(p, journal_globs):
-                key = ("legacy", posixpath.dirname(p))
-                chains.setdefault(key, {"base": set(), "patched": set()})
-                continue
-            else:
-                continue
-            chains.setdefault(key, {"base": set(), "patched": set()})[side].add(p)
-
-    collect("base", st.ctx.base.paths())
-    collect("patched", st.ctx.patched.paths())
-    for side, tree in (("base", st.ctx.base), ("patched", st.ctx.patched)):
-        for (kind, root), sets in chains.items():
-            if kind == "legacy":
-                prefix = root + "/" if root else ""
-                sets[side] |= {
-                    p for p in tree.paths(prefix)
-                    if "/" not in p[len(prefix):] and legacy_name.match(posixpath.basename(p))
-                }
+    for root in sorted({r for p in changed if (r := v1_root(p)) is not None}):
+        chains[("v1", root)] = {side: {p for p in under(tree, root) if v1_root(p) == root}
+                                for side, tree in (("base", st.ctx.base), ("patched", st.ctx.patched))}
+    # A legacy chain is a journal's folder; a changed snapshot there touches it too.
+    legacy_roots = {posixpath.dirname(p) for p in changed
+                    if is_journal(p) or legacy_name.match(posixpath.basename(p))}
+    for root in sorted(legacy_roots):
+        sides = {"base": st.ctx.base, "patched": st.ctx.patched}
+        if not any(is_journal(p) and posixpath.dirname(p) == root for tree in sides.values() for p in under(tree, root)):
+            continue
+        prefix = root + "/" if root else ""
+        chains[("legacy", root)] = {
+            side: {p for p in tree.paths(prefix) if "/" not in p[len(prefix):] and legacy_name.match(posixpath.basename(p))}
+            for side, tree in sides.items()
+        }
     out: list[_Chain] = []
     for (kind, root), sets in sorted(chains.items()):
         journal = None

@@ -1,0 +1,116 @@
+"""Benchmark on real commits: each review against git's own floor, and `reviewer sweep` against separate runs.
+
+    python bench/real.py --repo /path/to/mirror.git --rev v2 --commits 47 --paths packages/core/
+
+For each of the last N first-parent, non-merge commits of REV touching --paths
+(newest first, so the same arguments always pick the same commits):
+
+  * the git floor of that commit's patch (bench/run.py `git_floor`: read-tree,
+    apply --check, apply, write-tree, read the changed blobs);
+  * `reviewer review` of the same patch in a fresh process, with a state
+    store in a temporary directory (as a CI run has one), wall time and peak
+    memory measured by a small launcher (bench/run.py `measure`).
+
+Then the same commits, oldest first, as one `reviewer sweep --commits FILE`
+with one job and with `--jobs 2`, against the sum of the separate runs.
+Everything is measured in this one run; nothing here fails on timing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+from run import git_floor, measure  # noqa: E402
+
+
+def _git(repo: str, *args: str) -> str:
+    return subprocess.run(["git", f"--git-dir={repo}", *args], capture_output=True, text=True, check=True).stdout
+
+
+def pick(repo: str, rev: str, count: int, paths: list[str]) -> list[tuple[str, str]]:
+    out = _git(repo, "rev-list", "--first-parent", "--no-merges", f"--max-count={count}", rev, "--", *paths)
+    return [(c, _git(repo, "rev-parse", f"{c}^").strip()) for c in out.split()]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--repo", required=True)
+    parser.add_argument("--rev", default="HEAD")
+    parser.add_argument("--commits", type=int, default=47)
+    parser.add_argument("--paths", action="append", default=[])
+    parser.add_argument("--jobs", type=int, default=2, help="workers for the parallel sweep (default 2)")
+    opts = parser.parse_args()
+    chosen = pick(opts.repo, opts.rev, opts.commits, opts.paths)
+    reviewer = [sys.executable, "-m", "reviewer"]
+    rows: list[tuple[str, int, float, float, float]] = []
+    with tempfile.TemporaryDirectory(prefix="reviewer-bench-real-") as tmp:
+        work = Path(tmp)
+        measure([*reviewer, "--version"])  # bytecode, untimed
+        for commit, parent in chosen:
+            patch = work / f"{commit[:12]}.patch"
+            patch.write_bytes(subprocess.run(
+                ["git", f"--git-dir={opts.repo}", "diff", "--binary", "--full-index", "--no-color", "--no-ext-diff",
+                 "--no-textconv", "-M", parent, commit], capture_output=True, check=True).stdout)
+            files = len(_git(opts.repo, "diff", "--name-only", parent, commit).split("\n")) - 1
+            floor = git_floor(Path(opts.repo), parent, patch)
+            wall, _, peak, code = measure([*reviewer, "review", "--repo", opts.repo, "--base", parent,
+                                           "--patch", str(patch), "--state-dir", str(work / "state"),
+                                           "--format", f"json={work / 'r.json'}"])
+            if code not in (0, 1):
+                raise SystemExit(f"reviewer review of {commit} failed ({code})")
+            rows.append((commit, files, floor, wall, peak))
+            print(f"# {commit[:12]} {files} files: floor {floor:.3f}s reviewer {wall:.3f}s", file=sys.stderr)
+        listing = work / "commits.txt"
+        listing.write_text("".join(f"{c}\n" for c, _ in reversed(chosen)))
+        sweeps: dict[int, tuple[float, float]] = {}
+        for jobs in (1, opts.jobs):
+            t0 = time.perf_counter()
+            wall, _, peak, code = measure([*reviewer, "sweep", "--repo", opts.repo, "--commits", str(listing),
+                                           "--jobs", str(jobs), "--no-progress"])
+            if code not in (0, 1):
+                raise SystemExit(f"reviewer sweep --jobs {jobs} failed ({code})")
+            sweeps[jobs] = (wall, peak)
+            print(f"# sweep --jobs {jobs}: {time.perf_counter() - t0:.1f}s", file=sys.stderr)
+    report(rows, sweeps, opts)
+
+
+def report(rows: list[tuple[str, int, float, float, float]], sweeps: dict[int, tuple[float, float]], opts) -> None:
+    print(f"{len(rows)} commits of {opts.rev} touching {', '.join(opts.paths) or 'anything'}\n")
+    print("| commit | files | git floor (s) | reviewer (s) | ratio | peak MB |")
+    print("|---|---:|---:|---:|---:|---:|")
+    for commit, files, floor, wall, peak in rows:
+        print(f"| {commit[:12]} | {files} | {floor:.3f} | {wall:.3f} | {wall / floor:.1f} | {peak:.0f} |")
+    ratios = [wall / floor for _, _, floor, wall, _ in rows]
+    separate = sum(wall for *_, wall, _ in rows)
+    median_ratio = statistics.median(ratios)
+    print(f"\nmedian: {statistics.median(r[1] for r in rows):.0f} files, floor "
+          f"{statistics.median(r[2] for r in rows):.3f}s, reviewer {statistics.median(r[3] for r in rows):.3f}s, "
+          f"ratio {median_ratio:.1f}")
+    one, _ = sweeps[1]
+    many, peak = sweeps[opts.jobs]
+    print("\n| how | wall (s) | vs separate runs |\n|---|---:|---:|")
+    print(f"| {len(rows)} separate `reviewer review` runs | {separate:.1f} | 1.00 |")
+    print(f"| `reviewer sweep --jobs 1` | {one:.1f} | {separate / one:.2f}x |")
+    print(f"| `reviewer sweep --jobs {opts.jobs}` | {many:.1f} | {separate / many:.2f}x (peak {peak:.0f} MB) |")
+
+    def verdict(ok: bool) -> str:
+        return "met" if ok else "NOT met"
+
+    print("\ntargets (issue 15):")
+    print(f"- median review <= 5x the git floor: {median_ratio:.1f}x: {verdict(median_ratio <= 5)}")
+    print(f"- sweep --jobs 1 at least 2x faster than separate runs: {separate / one:.2f}x: {verdict(separate / one >= 2)}")
+    print(f"- sweep --jobs {opts.jobs} close to linear: {one / many:.2f}x of --jobs 1 "
+          f"(ideal {opts.jobs}): {verdict(one / many >= 0.8 * opts.jobs)}")
+
+
+if __name__ == "__main__":
+    main()
