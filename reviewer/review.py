@@ -202,19 +202,55 @@ def _limits_note(note: str) -> Finding:
     )
 
 
-def _config_edit_finding(changeset: ChangeSet, config: Config, families: tuple[Family, ...]) -> list[Finding]:
+# What the target branch holds once a pull request is merged: its reviewer.toml
+# (None: none), or MERGE_CONFLICT when git cannot merge that file.
+MERGE_CONFLICT = "conflict"
+
+
+def merged_config(repo: Repo, pr: PullRequest) -> bytes | None | str:
+    """reviewer.toml as `git merge-tree` merges the pull request into its target.
+
+    The patched file alone is not what lands: the target may have changed the
+    same file since the branch point, and two valid edits can merge into an
+    invalid one. merge-tree writes its objects into the review's scratch store
+    only (the repository is never written).
+    """
+    res = repo.run("merge-tree", "--write-tree", "--name-only", "--no-messages", "-z", pr.base, pr.head, check=False)
+    if res.returncode not in (0, 1):
+        raise ReviewerError(f"cannot merge {pr.head[:12]} into {pr.base[:12]} to check {CONFIG_PATH}: {res.last_error_line}")
+    fields = res.stdout.split(b"\0")
+    tree = fields[0].decode().strip()
+    conflicted = {f.decode("utf-8", "surrogateescape") for f in fields[1:] if f}
+    if res.returncode == 1 and CONFIG_PATH in conflicted:
+        return MERGE_CONFLICT
+    return TreeView(repo, tree).read_alone(CONFIG_PATH)
+
+
+def _config_edit_finding(
+    changeset: ChangeSet, config: Config, families: tuple[Family, ...], merged: bytes | None | str = MERGE_CONFLICT,
+    merge_label: str | None = None,
+) -> list[Finding]:
     """A note that the patch's reviewer.toml was not applied, or a must-fix if it would not even load.
 
-    The patched file is loaded exactly as the next review of the merged code
-    will load it (same loader, same families), but only to judge it: this
-    review still runs on `config`.
+    The file is loaded exactly as the next review of the merged code will load
+    it (same loader, same families), but only to judge it: this review still
+    runs on `config`. For a pull request (`merge_label` set) that is the file
+    as merged into the target branch (`merged`), else the patched file.
     """
     changed = changeset.by_either_path.get(CONFIG_PATH)
     if changed is None:
         return []
     # Moved away or deleted: the merged tree has no reviewer.toml, so the defaults.
     data = changed.patched_bytes if changed.path == CONFIG_PATH else None
-    source = f"{CONFIG_PATH} as patched"
+    source, where = f"{CONFIG_PATH} as patched", "The patched"
+    if merge_label is not None:
+        if merged == MERGE_CONFLICT:
+            return [_config_invalid(
+                f"{CONFIG_PATH} does not merge cleanly into {merge_label}: git reports a conflict in it, so what lands "
+                "is whatever the conflict is resolved to, unreviewed", config, 1)]
+        assert not isinstance(merged, str)
+        if merged != data:
+            data, source, where = merged, f"{CONFIG_PATH} merged into {merge_label}", f"Merged into {merge_label}, the"
     try:
         config_in_tree(data, source, families)
     except ReviewerError as exc:
@@ -222,21 +258,23 @@ def _config_edit_finding(changeset: ChangeSet, config: Config, families: tuple[F
     except Exception as exc:  # a loader crash would crash the next review just the same
         error = f"{source}: the configuration loader failed ({type(exc).__name__}: {exc})"
     else:
-        return [_config_note(changed.path == CONFIG_PATH and data is not None, config)]
+        return [_config_note(data is not None, config)]
+    return [_config_invalid(f"{where} {CONFIG_PATH} does not load: {error}", config, _error_line(error, data))]
+
+
+def _config_invalid(what: str, config: Config, line: int) -> Finding:
     spec = integrity_check("integrity/config-invalid")
-    return [
-        Finding(
-            rule=spec.id,
-            severity=spec.severity,
-            title=spec.title,
-            message=(
-                f"The patched {CONFIG_PATH} does not load: {error}. Once merged, every review on the target branch "
-                f"would fail before any rule runs (exit 2, no verdict). This review ran on {config.source}."
-            ),
-            location=Location(CONFIG_PATH, _error_line(error, data), _error_line(error, data)),
-            anchor=CONFIG_PATH,
-        )
-    ]
+    return Finding(
+        rule=spec.id,
+        severity=spec.severity,
+        title=spec.title,
+        message=(
+            f"{what}. Once merged, every review on the target branch would fail before any rule runs "
+            f"(exit 2, no verdict). This review ran on {config.source}."
+        ),
+        location=Location(CONFIG_PATH, line, line),
+        anchor=CONFIG_PATH,
+    )
 
 
 def _error_line(error: str, data: bytes | None) -> int:
@@ -320,7 +358,12 @@ def execute(req: Request, p: Prepared, gate_only: bool = False) -> Reviewed:
     elif changeset is None:
         invariants = _not_checked(families, "the patch could not be reconstructed safely (see the integrity checks)")
     else:
-        findings += _config_edit_finding(changeset, config, families)
+        pr = req.pull_request
+        if pr is not None and changeset.by_either_path.get(CONFIG_PATH) is not None:
+            label = f"the target {pr.base_ref} ({pr.base[:12]})"
+            findings += _config_edit_finding(changeset, config, families, merged_config(repo, pr), label)
+        else:
+            findings += _config_edit_finding(changeset, config, families)
         reader = BlobReader(repo)
         try:
             invariants = run_families(

@@ -325,3 +325,64 @@ def test_rules_lists_and_explains_config_invalid(capsys) -> None:
     assert explained.startswith("integrity/config-invalid (must-fix)") and "same loader" in explained
     page = (DOCS / "rules" / "integrity.md").read_text(encoding="utf-8")
     assert "integrity/config-invalid" in page
+
+
+# ------------------------------------------------------------------ hostile: related lines, merged config
+
+_WAKE = ('import { db } from "./db"\nimport { SessionInputTable } from "./sql"\nconst BATCH = {n}\n'
+         "export const wake = () =>\n"
+         "  // reviewer-ignore: bounded-scan/bound-too-large -- 150 rows is fine here, measured in #12\n"
+         "  db.select().from(SessionInputTable).orderBy(SessionInputTable.wake_attempts).limit(BATCH)\n")
+
+
+def test_a_base_suppression_does_not_cover_a_finding_the_patch_causes_through_a_related_line(tmp_path) -> None:
+    """The patch raises the bound the old directive vouched for: the finding is the patch's doing."""
+    path = "packages/core/src/session/input.ts"
+    repo, sha, patch, _ = make_change(tmp_path, {path: _WAKE.replace("{n}", "150")},
+                                      {path: _WAKE.replace("{n}", "1000000000")})
+    report = review.run(review.Request(repo=str(repo.path), base=sha, patch=str(patch))).report
+    assert report.verdict.value == "DO-NOT-MERGE"
+    assert [f.rule for f in report.findings if f.severity.value == "must-fix"] == ["bounded-scan/bound-too-large"]
+    (s,) = report.suppressed
+    assert (s.added_by_patch, s.honoured) == (True, False)
+
+
+def test_a_pull_request_whose_reviewer_toml_merges_into_an_invalid_one_is_must_fix(tmp_path, capsys) -> None:
+    """Two valid edits (one on the branch, one on the target since) merge into a file that does not load."""
+    from gitrepo import Repo, git
+
+    repo = Repo(tmp_path / "r")
+    repo.commit({"reviewer.toml": "[rules.bounded-scan]\nbound = 100\n", "a.txt": "x\n"})
+    git(repo.path, "checkout", "-q", "-b", "pr")
+    repo.commit({"reviewer.toml": "[limits]\nrule_seconds = 60\n\n[rules.bounded-scan]\nbound = 100\n"})
+    git(repo.path, "checkout", "-q", "main")
+    repo.commit({"reviewer.toml": "[rules.bounded-scan]\nbound = 100\n\n[limits]\nmax_files = 5000\n"})
+    out = tmp_path / "r.json"
+    code = main(["pr", "--repo", str(repo.path), "--base", "main", "--head", "pr", "--no-state",
+                 "--format", f"json={out}"])
+    data = json.loads(out.read_text())
+    assert code == 1, capsys.readouterr().err
+    (finding,) = [f for f in data["findings"] if f["rule"] == "integrity/config-invalid"]
+    assert "Merged into the target main" in finding["message"] and "twice" in finding["message"]
+    # The same edit against an unchanged target merges into what the branch has: valid, a note only.
+    git(repo.path, "branch", "-q", "old-main", "main~1")
+    code = main(["pr", "--repo", str(repo.path), "--base", "old-main", "--head", "pr", "--no-state",
+                 "--format", f"json={out}"])
+    rules = [f["rule"] for f in json.loads(out.read_text())["findings"]]
+    assert code == 0 and "integrity/config-edited" in rules and "integrity/config-invalid" not in rules
+
+
+def test_a_pull_request_whose_reviewer_toml_conflicts_with_the_target_is_must_fix(tmp_path) -> None:
+    from gitrepo import Repo, git
+
+    repo = Repo(tmp_path / "r")
+    repo.commit({"reviewer.toml": "[rules.bounded-scan]\nbound = 100\n", "a.txt": "x\n"})
+    git(repo.path, "checkout", "-q", "-b", "pr")
+    repo.commit({"reviewer.toml": "[rules.bounded-scan]\nbound = 50\n"})
+    git(repo.path, "checkout", "-q", "main")
+    repo.commit({"reviewer.toml": "[rules.bounded-scan]\nbound = 80\n"})
+    out = tmp_path / "r.json"
+    assert main(["pr", "--repo", str(repo.path), "--base", "main", "--head", "pr", "--no-state",
+                 "--format", f"json={out}"]) == 1
+    (finding,) = [f for f in json.loads(out.read_text())["findings"] if f["rule"] == "integrity/config-invalid"]
+    assert "does not merge cleanly" in finding["message"]

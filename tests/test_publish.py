@@ -342,3 +342,14 @@ def test_recordings_are_well_formed() -> None:
     paging = _scenario("update-on-page-2")["exchanges"]
     assert 'rel="next"' in paging[0]["response"]["headers"]["Link"]
     assert 'rel="next"' not in paging[1]["response"]["headers"]["Link"]
+
+
+@pytest.mark.parametrize("api", ["http://api.github.example", "http://10.0.0.5:8080/api/v3"])
+def test_the_token_is_never_sent_over_plain_http_off_this_machine(tmp_path: Path, capsys, api: str) -> None:
+    scenario = _scenario("first-post")
+    body = tmp_path / "c.md"
+    body.write_text(scenario["body"], encoding="utf-8")
+    env = {"GITHUB_REPOSITORY": scenario["repository"], "GITHUB_API_URL": api, "GITHUB_TOKEN": scenario["token"]}
+    code = main(["--body", str(body), "--pr", "1347", "--optional"], env)
+    out, err = capsys.readouterr()
+    assert code == 2 and "must use https" in err and scenario["token"] not in out + err

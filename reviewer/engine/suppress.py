@@ -179,12 +179,14 @@ def apply_suppressions(
             kept.append(finding)
             continue
         # A directive the base already had covers the finding even when the
-        # patch adds another one beside it, but only over code the base had:
-        # when the patch wrote the silenced lines, keeping the old directive
-        # above them is the patch asking for silence, so it is judged as one
-        # the patch added (else moving new code under an old directive would
-        # silence anything).
-        rewrote = loc is not None and _touches(changeset, loc)
+        # patch adds another one beside it, but only for a finding the patch
+        # has no hand in: when the patch wrote the silenced lines, or changed
+        # a line the finding depends on (a related location: the constant a
+        # bound folds from, the helper a handler calls), keeping the old
+        # directive is the patch asking for silence, so it is judged as one
+        # the patch added. Else moving new code under an old directive, or
+        # raising a suppressed bound elsewhere, would silence anything.
+        rewrote = loc is not None and (_touches(changeset, loc) or any(_touches(changeset, r) for r in finding.related))
         allowed = [d for d in matching
                    if not (d.added_by_patch or rewrote) or finding.severity in patch_may_silence]
         hit = (allowed or matching)[0]

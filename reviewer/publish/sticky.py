@@ -250,8 +250,13 @@ def target_from(environ: Mapping[str, str], pr: int | None) -> Target:
     if not _REPOSITORY.fullmatch(repository):
         raise PublishError(f"GITHUB_REPOSITORY must be OWNER/NAME, not {_one_line(repository, 80)!r}")
     api = environ.get("GITHUB_API_URL", "").strip() or DEFAULT_API
-    if urllib.parse.urlsplit(api).scheme not in ("https", "http"):
+    parts = urllib.parse.urlsplit(api)
+    if parts.scheme not in ("https", "http"):
         raise PublishError(f"GITHUB_API_URL must be an http(s) URL, not {_one_line(api, 80)!r}")
+    # The token goes with every request: never in clear text over a network
+    # (plain http only to this machine, as a local test server is).
+    if parts.scheme == "http" and parts.hostname not in ("127.0.0.1", "::1", "localhost"):
+        raise PublishError(f"GITHUB_API_URL must use https to send the token, not {_one_line(api, 80)!r}")
     return Target(api, repository, _pull_number(pr, environ), token)
 
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from reviewer import RULESET_VERSION
+from reviewer import RULESET_VERSION, __version__
 from reviewer.errors import ReviewerError
 from reviewer.report.model import Report, Severity
 from reviewer.sweep.plan import Item
@@ -29,8 +29,9 @@ DIFF_ARGS = ("diff", "--binary", "--full-index", "--no-color", "--no-ext-diff", 
 
 @dataclass(frozen=True)
 class Settings:
-    """What every commit of one sweep is reviewed with; its digest tags each line,
-    so a resumed sweep never mixes lines written under other settings."""
+    """What every commit of one sweep is reviewed with; its digest (tool and rule-set
+    versions, scope, configuration) tags each line, so a resumed sweep never mixes
+    lines written under other settings."""
 
     repo: str
     scope: str = "changed"
@@ -42,7 +43,7 @@ class Settings:
     @property
     def digest(self) -> str:
         config = Path(self.config).read_bytes() if self.config else b""
-        key = "\0".join((RULESET_VERSION, self.scope, hashlib.sha256(config).hexdigest()))
+        key = "\0".join((__version__, RULESET_VERSION, self.scope, hashlib.sha256(config).hexdigest()))
         return hashlib.sha256(key.encode()).hexdigest()[:12]
 
 

@@ -158,6 +158,7 @@ def run(ctx: "ReviewContext") -> Outcome:
                 tally.attempts_bumped += status == "bumped"
                 if attempts is not None:
                     findings.append(attempts)
+    findings += _through_imports(ctx, importers(ctx, modules, opts), callers, judged, tally)
     # Judged whole, changed or not: scope decides what is the patch's and what is pre-existing.
     by_role, entries, role_reads = role_scans(ctx, modules, opts)
     findings += by_role
@@ -170,6 +171,32 @@ def run(ctx: "ReviewContext") -> Outcome:
         return Outcome(summary, tuple(notes))
     examined = tally.changed + role_reads + entries
     return Outcome(_summary(tally, opts) + roles, tuple(findings + notes), examined=examined or len(findings))
+
+
+def _through_imports(
+    ctx: "ReviewContext", modules: list["Module"], callers: frozenset[str], judged: set[tuple], tally: "_Tally"
+) -> list[Finding]:
+    """Scans of unchanged files that the change reaches through an import (the
+    bound's constant raised in the file it comes from). Only what a changed line
+    makes wrong is reported: the rest of an unchanged file is not this patch's."""
+    opts = ctx.opts
+    out: list[Finding] = []
+    for module in modules:
+        for query in queries(module, opts, callers=callers):
+            if query.kind == "update" or identity(query) in judged or not in_scan_paths(query.path, opts):
+                continue
+            judged.add(identity(query))
+            result = check_select(ctx, module, query, opts)
+            reached = [f for f in result.findings if f.severity is not Severity.CONSIDER
+                       and any(_touches(ctx, r) for r in f.related)]
+            tally.changed += bool(reached)
+            out += reached
+    return out
+
+
+def _touches(ctx: "ReviewContext", loc: Location) -> bool:
+    changed = ctx.changeset.file(loc.path)
+    return changed is not None and changed.touches(loc.line, loc.end_line)
 
 
 def _touched(ctx: "ReviewContext", query: Query) -> bool:
