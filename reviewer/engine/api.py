@@ -296,6 +296,10 @@ class Family:
     # strings every match contains). The hints of every option to be inferred are
     # read in one fixed-string pass (`Corpus.candidates` then asks git nothing).
     infer_hints: tuple[tuple[str, str, tuple[str, ...]], ...] = ()
+    # Runs after every family without it and receives their results (`ReviewContext.prior`):
+    # a family that judges the other families' findings (regression-evidence). Its outcome
+    # depends on those findings, so the engine keys its cache entry on them too.
+    after_findings: bool = False
 
     def __post_init__(self) -> None:
         names = [o.name for o in self.options]

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, Mapping
 from reviewer.change.changeset import TYPESCRIPT_SUFFIXES, ChangeSet, decode_text
 from reviewer.engine.api import Options
 from reviewer.gitio import BlobReader, Repo
-from reviewer.report.model import Finding, Location, Severity
+from reviewer.report.model import Finding, InvariantResult, Location, Severity
 
 if TYPE_CHECKING:
     from reviewer.engine.api import Family
@@ -257,6 +257,9 @@ class ReviewContext:
     scope: str = "changed"
     # [model] of reviewer.toml: role-table entries replacing the model's defaults.
     model: Mapping[str, Any] = field(default_factory=dict)
+    # The results of the families that ran before this one (empty unless the family is
+    # `after_findings`): their findings, after [disable], before scope and suppressions.
+    prior: tuple["InvariantResult", ...] = ()
 
     def _program(self, side: str) -> "Program":
         if side not in self._programs:

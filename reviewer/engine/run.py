@@ -95,8 +95,9 @@ def run_families(
     # Inference reads the base tree only when a family could look at something.
     vocabularies = resolve(families, config, base, programs, infer=bool(changeset.typescript_paths()),
                            budget_seconds=budget_seconds)
-    # Sorted by id so the report never depends on discovery order.
-    for family in sorted(families, key=lambda f: f.id):
+    # Sorted by id so the report never depends on discovery order; families that judge the
+    # others' findings run last (the results are sorted by id again at the end).
+    for family in sorted(families, key=lambda f: (f.after_findings, f.id)):
         vocab = vocabularies[family.id]
         if vocab.failed:
             results.append(_error_result(family, f"inferring its vocabulary from the base tree failed: {vocab.failed}"))
@@ -104,13 +105,17 @@ def run_families(
         options = dict(vocab.options)
         # What a family examines depends on the scope (all: unchanged files too), so it is part of the key.
         keyed = {**options, **({"@scope": scope} if scope == "all" else {}), **({"@model": config.model} if config.model else {})}
+        prior = tuple(results) if family.after_findings else ()
+        if family.after_findings:
+            # Its outcome is a function of the other families' results too: key on them.
+            keyed["@prior"] = _prior_material(prior)
         key = _cache_key(family, keyed, config, change) if cache is not None and change is not None else None
         cached = cache.load(key) if cache is not None and key is not None else None
         if cached is not None:
             results.append(_finish(family, cached, config, vocab))
             continue
         ctx = ReviewContext(changeset, base, patched, family, options, config.severities, programs, scope=scope,
-                            model=config.model)
+                            model=config.model, prior=prior)
         try:
             with time_budget(budget_seconds, BudgetExceeded):
                 outcome = family.run(ctx)
@@ -129,7 +134,20 @@ def run_families(
         # (a budget overrun on a loaded machine) and must be retried.
         if cache is not None and key is not None and not outcome.unreadable:
             cache.store(key, outcome)
+    results.sort(key=lambda r: r.id)
     return tuple(say_when_blind(results, families, vocabularies, base, config))
+
+
+def _prior_material(prior: tuple[InvariantResult, ...]) -> list:
+    """The other families' results as plain data for a cache key: everything a family that reads them may use."""
+    return [
+        [r.id, r.status.value, r.summary,
+         [[f.rule, f.severity.value, f.title, f.message, f.anchor,
+           None if f.location is None else [f.location.path, f.location.line, f.location.end_line, f.location.note],
+           [[x.path, x.line, x.end_line, x.note] for x in f.related], list(f.failure_sequence)]
+          for f in r.findings]]
+        for r in prior
+    ]
 
 
 def _changed_blobs(changeset: ChangeSet) -> dict[str, bytes]:
