@@ -1,0 +1,295 @@
+"""The wake checks: inside the per-candidate loop of a recovery entry, each wake/resume runs after a
+re-validation of that candidate whose result gates it (`stale-wake`, `validation-ignored`,
+`validation-swallowed`).
+
+A *recovery entry* is a function or property named by `recovery_entries`. Its *candidates* are a
+`const` bound to a multi-row read (a drizzle `select ... .all()` chain, or a helper named by
+`candidate_reads`); its *per-candidate loop* is a call given that `const` and a callback
+(`Effect.forEach(rows, (row) => ..)`, `rows.forEach(..)`). The callback is the path judged; a helper
+it calls by name (`recoverExecution(db, row)`) is judged too, one level deep, with what the callback
+did before calling it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Iterator, Sequence
+
+from reviewer.report.model import Finding
+from reviewer.engine.api import Options
+from reviewer.typescript import Call, Expr, Function, Program, guard_path, mentions_name
+
+from reviewer.rules import _effect as fx
+from reviewer.rules.recovery_revalidation import drizzle as dz
+
+if TYPE_CHECKING:
+    from reviewer.engine.context import ReviewContext
+
+_LOOP_METHODS = ("forEach", "map", "flatMap")
+
+
+@dataclass
+class WakeTally:
+    entries: int = 0
+    loops: int = 0
+    wakes: int = 0
+    gated: int = 0
+    findings: list[Finding] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Loop:
+    entry: Function
+    read: Call  # the multi-row read whose rows are the candidates
+    name: str  # the const they are bound to
+    driver: Call  # the call iterating them
+    body: Function  # the per-candidate callback
+
+
+@dataclass(frozen=True)
+class Step:
+    """One function on the path from the loop to a wake: the callback, or a helper it calls."""
+
+    scope: Function
+    gate: Call | None  # the call in the callback that enters this helper (None for the callback itself)
+    before: tuple[Call, ...]  # calls of the callback that ran before the helper was entered
+
+
+def _is_entry(function: Function, opts: Options) -> bool:
+    return bool(function.name) and bool(opts.recovery_entries.search(function.name or ""))
+
+
+def _entries(program: Program, paths: Sequence[str], opts: Options) -> Iterator[Function]:
+    for module in fx.modules(program, paths):
+        for function in module.functions():
+            # Nested functions are reached from the outermost entry; an inner named one is its own entry
+            # only when nothing around it is.
+            if _is_entry(function, opts) and not _inside_entry(function.parent, opts):
+                yield function
+
+
+def _inside_entry(function: Function | None, opts: Options) -> bool:
+    while function is not None:
+        if _is_entry(function, opts):
+            return True
+        function = function.parent
+    return False
+
+
+def _is_candidate_read(call: Call, opts: Options) -> bool:
+    chain = dz.whole(call)
+    if dz.is_multi_read(chain):
+        return True
+    return any(opts.candidate_reads.search(fx.last(c.callee)) for c in chain if not c.method == "pipe")
+
+
+def loops(program: Program, entry: Function, opts: Options) -> list[Loop]:
+    out: list[Loop] = []
+    calls = entry.all_calls
+    for read in calls:
+        if not dz.is_head(read):
+            continue
+        usage, name = read.binding
+        if usage != "bound" or not name or not name.isidentifier() or not _is_candidate_read(read, opts):
+            continue
+        after = read.span[2]
+        for driver in calls:
+            if driver.span[1] < after or not _iterates(driver, name):
+                continue
+            for arg in driver.args:
+                body = arg.function or program.function_of(arg)
+                if body is not None and arg.identifier != name:
+                    out.append(Loop(entry, read, name, driver, body))
+    return out
+
+
+def _iterates(driver: Call, name: str) -> bool:
+    receiver = driver.receiver
+    if receiver is not None and receiver.identifier == name and driver.method in _LOOP_METHODS:
+        return True
+    return fx.last(driver.callee) in ("forEach", "all", "mapEffect") and any(a.identifier == name for a in driver.args)
+
+
+def _steps(program: Program, loop: Loop, paths: frozenset[str], opts: Options) -> list[Step]:
+    steps = [Step(loop.body, None, ())]
+    body_calls = loop.body.all_calls
+    for call in body_calls:
+        expr = call.callee_expr
+        if fx.matches(call.callee, opts.wake_calls):
+            continue  # the wake itself: what it does inside is the coordinator's business
+        helper = program.function_of(expr) if expr is not None else None
+        if helper is None or helper.path not in paths or fx.within(helper.expr, loop.body.expr.span):
+            continue
+        before = tuple(c for c in body_calls if c.precedes(call, within=loop.body) or _in_tests(c, call, loop.body))
+        steps.append(Step(helper, call, before))
+    return steps
+
+
+def _in_tests(candidate: Call, call: Call, within: Function) -> bool:
+    """`candidate` is evaluated in a condition guarding `call` (`if (!(yield* takeWake(..))) return`)."""
+    return any(fx.within(candidate, guard.test.span) for guard in guard_path(call, within))
+
+
+# ------------------------------------------------------------------ re-validation
+
+
+def revalidation(program: Program, call: Call, opts: Options, depth: int = 1) -> str | None:
+    """What kind of re-validation `call` is: "revalidator", "cas", "re-read", "helper", or None."""
+    if not dz.is_head(call):
+        return None
+    if fx.matches(call.callee, opts.revalidators):
+        return "revalidator"
+    chain = dz.whole(call)
+    if dz.is_cas(chain):
+        return "cas"
+    if dz.is_reread(chain):
+        return "re-read"
+    if depth > 0 and call.callee_expr is not None:
+        helper = program.function_of(call.callee_expr)
+        if helper is not None and any(revalidation(program, c, opts, depth - 1) for c in helper.all_calls):
+            return "helper"
+    return None
+
+
+def _fails_closed(program: Program, call: Call, opts: Options) -> bool:
+    """A helper whose refusal is a failure: discarding its value still stops the path on refusal."""
+    helper = program.function_of(call.callee_expr) if call.callee_expr is not None else None
+    return helper is not None and fx.handler_fails(program, helper.expr, opts.fail_calls)
+
+
+def _gates(program: Program, check: Call, kind: str, target: Call, within: Function, opts: Options) -> bool:
+    """Does the result of `check` decide whether `target` runs?"""
+    if _in_tests(check, target, within):
+        return True
+    usage, name = check.binding
+    if usage == "bound" and name and name.isidentifier():
+        if any(mentions_name(guard.test, name) for guard in guard_path(target, within)):
+            return True
+        return any(mentions_name(arg, name) for arg in target.args)
+    if kind in ("revalidator", "helper") and usage == "discarded":
+        return _fails_closed(program, check, opts)
+    return False
+
+
+def swallowed_by(program: Program, check: Call, opts: Options) -> Expr | None:
+    """The stage that turns the re-validation's failure into a success: an ignore stage, or a catch whose
+    handler only logs or succeeds."""
+    for stage in fx.stages_of(check, hops=1):
+        if fx.matches(stage.name, opts.ignore_stages):
+            return stage.expr
+        if not fx.matches(stage.name, opts.catch_stages) or stage.call is None or not stage.call.args:
+            continue
+        handler = stage.call.args[-1]
+        if fx.handler_fails(program, handler, opts.fail_calls):
+            continue
+        quiet = opts.log_calls + opts.success_values
+        if fx.matches(fx.ref_name(handler), quiet) or all(fx.matches(c.callee, quiet) for c in handler.calls):
+            return stage.expr
+    return None
+
+
+# ------------------------------------------------------------------ the check
+
+
+def check_wakes(ctx: "ReviewContext", program: Program, paths: Sequence[str], tally: WakeTally) -> None:
+    opts = ctx.opts
+    allowed = frozenset(paths) | frozenset(ctx.changeset.by_path)
+    seen: set[tuple] = set()
+    for entry in _entries(program, paths, opts):
+        tally.entries += 1
+        for loop in loops(program, entry, opts):
+            tally.loops += 1
+            for step in _steps(program, loop, allowed, opts):
+                for wake in step.scope.all_calls:
+                    if not fx.matches(wake.callee, opts.wake_calls) or fx.key(wake) in seen:
+                        continue
+                    seen.add(fx.key(wake))
+                    tally.wakes += 1
+                    finding = _judge(ctx, program, loop, step, wake)
+                    if finding is None:
+                        tally.gated += 1
+                    else:
+                        tally.findings.append(finding)
+
+
+def _judge(ctx: "ReviewContext", program: Program, loop: Loop, step: Step, wake: Call) -> Finding | None:
+    opts = ctx.opts
+    checks: list[tuple[Call, str, Call, Function]] = []  # (re-validation, kind, what it must gate, within)
+    for call in step.scope.all_calls:
+        kind = revalidation(program, call, opts)
+        if kind and call is not wake and (call.precedes(wake, within=step.scope) or _in_tests(call, wake, step.scope)):
+            checks.append((call, kind, wake, step.scope))
+    if step.gate is not None:
+        for call in step.before:
+            kind = revalidation(program, call, opts)
+            if kind:
+                checks.append((call, kind, step.gate, loop.body))
+    if any(_gates(program, c, kind, target, within, opts) for c, kind, target, within in checks):
+        return None
+    read = fx.call_loc(loop.read, f"candidates read here into `{loop.name}`")
+    where = fx.call_loc(loop.driver, "per-candidate loop")
+    if not checks:
+        return ctx.finding(
+            "stale-wake",
+            title=f"`{wake.callee_written}` wakes a candidate of `{loop.name}` without re-validating it",
+            message=(
+                f"`{wake.callee_written}` at {wake.path}:{wake.line} wakes a recovery candidate that "
+                f"{fx.describe(loop.entry)} read earlier into `{loop.name}`, with no re-read or compare-and-set "
+                "of that candidate on the way. Re-validate it against the current durable state right before "
+                "the wake (a CAS such as `takeWake`, or a validation read) and skip it when it no longer holds."
+            ),
+            location=fx.call_loc(wake),
+            related=fx.unique_sorted([read, where] + ([fx.call_loc(step.gate, "enters the helper that wakes")] if step.gate else [])),
+            failure_sequence=(
+                f"{fx.describe(loop.entry)} reads the candidates into `{loop.name}`",
+                "before this candidate's turn, another process promotes its input, takes its claim over, or a "
+                "newer turn supersedes it",
+                f"`{wake.callee_written}` wakes the Session from the stale copy",
+                "the Session runs a turn for work already done, twice, or over newer history",
+            ),
+            anchor=f"stale-wake|{wake.normalized}|{loop.name}",
+        )
+    check, kind, _target, _within = checks[-1]
+    for candidate, _kind, _t, _w in checks:
+        stage = swallowed_by(program, candidate, opts)
+        if stage is not None:
+            return ctx.finding(
+                "validation-swallowed",
+                title=f"`{candidate.callee_written}` failure is caught by `{stage.written}` before a wake",
+                message=(
+                    f"The re-validation `{candidate.callee_written}` at {candidate.path}:{candidate.line} has its "
+                    f"failure turned into a success by `{stage.written}`, and `{wake.callee_written}` at "
+                    f"{wake.path}:{wake.line} still runs afterwards. Let the failure stop this candidate "
+                    "(propagate it, or quarantine the row and return) instead of logging it."
+                ),
+                location=fx.call_loc(candidate),
+                related=fx.unique_sorted([fx.call_loc(wake, "still runs after the failure"), read]),
+                failure_sequence=(
+                    "the candidate no longer holds (promoted, taken over, or superseded)",
+                    f"`{candidate.callee_written}` fails and the handler only logs it",
+                    f"`{wake.callee_written}` wakes the Session anyway",
+                    "the stale recovery runs and its input is promoted over newer state",
+                ),
+                anchor=f"validation-swallowed|{candidate.normalized}|{wake.normalized}",
+            )
+    usage = check.binding[0]
+    how = "its result is discarded" if usage == "discarded" else "no condition on the way to the wake tests its result"
+    return ctx.finding(
+        "validation-ignored",
+        title=f"`{check.callee_written}` runs before `{wake.callee_written}` but does not gate it",
+        message=(
+            f"The re-validation `{check.callee_written}` at {check.path}:{check.line} checks the candidate, but "
+            f"{how}, so `{wake.callee_written}` at {wake.path}:{wake.line} runs whether it held or not. "
+            "Test its result and skip the candidate when it failed: `if (!(yield* takeWake(db, row.id))) return`."
+        ),
+        location=fx.call_loc(check),
+        related=fx.unique_sorted([fx.call_loc(wake, "runs regardless"), read]),
+        failure_sequence=(
+            "the candidate was promoted, taken over, or superseded after the scan",
+            f"`{check.callee_written}` finds that out (no row matched, or a conflict)",
+            f"the answer is not consulted and `{wake.callee_written}` wakes the Session",
+            "a turn runs for work already done, or a stale recovery runs over newer history",
+        ),
+        anchor=f"validation-ignored|{check.normalized}|{wake.normalized}",
+    )
+
