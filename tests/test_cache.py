@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from reviewer.engine.registry import discover
+
 from gitrepo import sample_repo
 from reviewer.engine import cache as cache_mod
 from reviewer import review
@@ -68,7 +70,7 @@ def test_cold_and_warm_reports_are_byte_identical_and_warm_runs_no_rule(
     assert reference[0] == 1 and reference[1].endswith("\nDO-NOT-MERGE\n")  # v5: a real review ran
     cold = _review(sample, capsys, "--cache-dir", str(tmp_path))
     assert cold == reference
-    assert len(_entries(tmp_path)) == 4 - len(errored)  # one per family
+    assert len(_entries(tmp_path)) == len(discover()) - len(errored)  # one per family
     ran = _families_run(monkeypatch)
     warm = _review(sample, capsys, "--cache-dir", str(tmp_path))
     assert warm == reference

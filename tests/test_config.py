@@ -181,7 +181,7 @@ WRONG_VALUES = [
     ("[rules.lease-renewal]\nlease_constant = 5\n", "[rules.lease-renewal] lease_constant must be a string, got 5"),
     # A key with a newline is quoted, so the message stays one line.
     ("[rules.\"lease\\nrenewal\"]\nx = 1\n",
-     "[rules.\"lease\\nrenewal\"]: no such rule family (known: bounded-scan, lease-renewal, schema-prev-ids, terminal-commit-order)"),
+     "[rules.\"lease\\nrenewal\"]: no such rule family (known: bounded-scan, cleanup-propagation, dependency-direction, lease-renewal, recovery-revalidation, regression-evidence, resume-identity, schema-prev-ids, terminal-commit-order)"),
     # Values tomllib itself cannot turn into Python objects.
     ("[limits]\nmax_files = 1" + "0" * 5000 + "\n", None),
     ("x = " + "[" * 5000 + "]" * 5000 + "\n", "not valid TOML (arrays or tables nested too deeply)"),

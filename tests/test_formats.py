@@ -88,7 +88,7 @@ def test_step_summary_is_appended_and_capped(tmp_path, monkeypatch, capsys) -> N
     monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
     assert main(["demo", "--format", "github"]) == 1
     text = summary.read_text()
-    assert text.startswith("earlier step\n> ⛔ **DO-NOT-MERGE** — 9 must-fix") and text.rstrip().endswith("DO-NOT-MERGE")
+    assert text.startswith("earlier step\n> ⛔ **DO-NOT-MERGE** — 13 must-fix, 1 should-fix") and text.rstrip().endswith("DO-NOT-MERGE")
     assert "\n# Review of `v5.patch`\n" in text
     assert capsys.readouterr().out.splitlines()[-1].startswith("::error::reviewer 0.1.0: DO-NOT-MERGE")
 

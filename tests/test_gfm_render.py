@@ -203,7 +203,7 @@ def test_demo_report_details_are_balanced_and_fold_what_they_say(demo) -> None:
         else:
             assert re.fullmatch(r"Related locations \(\d+\)", first.text()) and rest[0].tag == "ul"
     with_sequence = [f for f in demo.findings if f.failure_sequence]
-    assert summaries.count("Failure sequence diagram") == len(with_sequence) == 9
+    assert summaries.count("Failure sequence diagram") == len(with_sequence) == demo.count(Severity.MUST_FIX)
     assert "Excerpt: first 12 of 14 lines" in summaries and "Related locations (5)" in summaries
 
 
@@ -233,8 +233,8 @@ def test_demo_comment_leads_with_the_banner_and_why(demo) -> None:
     root, _ = parse(renderer("comment")(demo))
     blockquote, why, causes = root.elements()[:3]
     assert blockquote.tag == "blockquote" and blockquote.text().strip() == (
-        "⛔ DO-NOT-MERGE — 9 must-fix, 0 should-fix, 0 consider · base 5e235fe9ac66 · patch 7a03a6667af0 · 10 files")
-    assert why.text() == "Why DO-NOT-MERGE:" and [li.text() for li in causes.all("li")] == ["9 must-fix findings"]
+        f"⛔ DO-NOT-MERGE — 13 must-fix, 1 should-fix, 0 consider · base {demo.base[:12]} · patch b853ebc32ba7 · 13 files")
+    assert why.text() == "Why DO-NOT-MERGE:" and [li.text() for li in causes.all("li")] == ["13 must-fix findings"]
     assert root.elements()[-1].text() == "DO-NOT-MERGE"
 
 

@@ -82,8 +82,10 @@ def test_a_moved_file_is_judged_as_new_code_where_it_now_lives(tmp_path: Path) -
     by_add_delete = _review(tmp_path, git_dir, base, as_add_delete, name="adddel.patch")
     rules = lambda r: sorted((f.rule, f.location.path, f.location.line) for f in r.findings if f.location)  # noqa: E731
     assert rules(by_rename) == rules(by_add_delete)
-    moved = [f for f in rules(by_rename) if f[1] == moved_to]
-    assert moved and len(moved) == len([f for f in rules(plain) if f[1] == moved_from])
+    # regression-evidence is left out of the count: the move also breaks the new test's import of
+    # the module, so the moved code is rightly untested there.
+    moved = [f for f in rules(by_rename) if f[1] == moved_to and not f[0].startswith("regression-evidence/")]
+    assert moved and [f[0] for f in moved] == [f[0] for f in rules(plain) if f[1] == moved_from]
     assert next(f for f in by_rename.files if f.path == moved_to).old_path == moved_from
 
 

@@ -51,7 +51,7 @@ def test_standard_input_is_a_patch(tmp_path: Path) -> None:
 
     assert report["patch"]["sha256"] == hashlib.sha256(v5).hexdigest()
     assert report["patch"]["name"] == "stdin"
-    assert len([f for f in report["findings"] if f["severity"] == "must-fix"]) == 9
+    assert len([f for f in report["findings"] if f["severity"] == "must-fix"]) == 13
 
 
 def test_process_substitution_works(tmp_path: Path) -> None:

@@ -42,13 +42,20 @@ export const pending = Effect.fn("SessionInput.pending")(function* (db: Database
 
 export const promote = Effect.fn("SessionInput.promote")(function* (
   db: DatabaseService,
+  sessionID: string,
   id: string,
   promotedSeq: number,
 ) {
   const promoted = yield* db
     .update(SessionInputTable)
     .set({ promoted_seq: promotedSeq, wake_pending: false })
-    .where(and(eq(SessionInputTable.id, id), isNull(SessionInputTable.promoted_seq)))
+    .where(
+      and(
+        eq(SessionInputTable.id, id),
+        eq(SessionInputTable.session_id, sessionID),
+        isNull(SessionInputTable.promoted_seq),
+      ),
+    )
     .returning({ id: SessionInputTable.id })
     .all()
     .pipe(Effect.orDie)
