@@ -201,16 +201,26 @@ class TreeView:
         found: dict[str, set[str]] = {p: set() for p in compiled}
         seen: set[str] = set()
         word_rx = {w: re.compile(word_pattern(w)) for w in new_words}
-        for path, line in self._grep_lines(sorted(literals)):
-            for pattern, (rx, lits) in compiled.items():
-                if path not in found[pattern] and any(lit in line for lit in lits) and rx.search(line):
+        if self.shared is None:
+            for path, line in self._grep_lines(sorted(literals)):
+                _match_line(path, line, compiled, word_rx, found, seen)
+        else:
+            # A sweep judges each blob's lines once per set of questions: a commit
+            # then only reads the blobs its parent did not have.
+            files, lines = self._blob_lines(sorted(literals))
+            asked = sorted("\x01".join((pattern, *lits)) for pattern, (_, lits) in compiled.items())
+            judged = self.shared.judged_memo((*sorted(literals), "\0", *asked, "\0", *new_words))
+            for path, oid in files.items():
+                verdict = judged.get(oid)
+                if verdict is None:
+                    blob_found: dict[str, set[str]] = {p: set() for p in compiled}
+                    blob_seen: set[str] = set()
+                    for line in lines[oid]:
+                        _match_line(path, line, compiled, word_rx, blob_found, blob_seen)
+                    verdict = judged[oid] = (tuple(p for p, hit in blob_found.items() if hit), tuple(blob_seen))
+                for pattern in verdict[0]:
                     found[pattern].add(path)
-            code: str | None = None
-            for word, rx in word_rx.items():
-                if word not in seen and word in line:
-                    code = code_of(line) if code is None else code
-                    if rx.search(code):
-                        seen.add(word)
+                seen.update(verdict[1])
         self._scanned.update(found)
         self._words.update({w: w in seen for w in new_words})
 
@@ -219,6 +229,13 @@ class TreeView:
         files whose blobs no earlier review of the sweep grepped for the same literals."""
         if self.shared is None:
             return self._repo.grep_lines(self.tree, literals, TYPESCRIPT_SUFFIXES)
+        files, memo = self._blob_lines(literals)
+        return [(path, line) for path, oid in files.items() for line in memo[oid]]
+
+    def _blob_lines(self, literals: list[str]) -> tuple[dict[str, str], dict[str, tuple[str, ...]]]:
+        """(TypeScript path -> blob id, blob id -> its lines holding a literal), grepping only
+        the blobs no earlier review of the sweep grepped for the same literals."""
+        assert self.shared is not None
         memo = self.shared.grep_memo((tuple(literals), TYPESCRIPT_SUFFIXES))
         files = {path: entry[2] for path, entry in self._entries.items()
                  if entry[1] == "blob" and path.endswith(TYPESCRIPT_SUFFIXES)}
@@ -233,7 +250,7 @@ class TreeView:
                 found.setdefault(path, []).append(line)
             for path in (files if whole else unseen):
                 memo[files[path]] = tuple(found.get(path, ()))
-        return [(path, line) for path, oid in files.items() for line in memo[oid]]
+        return files, memo
 
     def prefetch(self, paths: list[str]) -> None:
         """Read many files with one git process."""
@@ -241,6 +258,26 @@ class TreeView:
         blobs = self._repo.read_blobs([o for o in wanted.values() if o])
         for path, oid in wanted.items():
             self._cache[path] = blobs.get(oid) if oid else None
+
+
+def _match_line(
+    path: str,
+    line: str,
+    compiled: Mapping[str, tuple[re.Pattern[str], tuple[str, ...]]],
+    word_rx: Mapping[str, re.Pattern[str]],
+    found: dict[str, set[str]],
+    seen: set[str],
+) -> None:
+    """What one grepped line answers: the hints' regexes it matches (for `path`) and the words it uses in code."""
+    for pattern, (rx, lits) in compiled.items():
+        if path not in found[pattern] and any(lit in line for lit in lits) and rx.search(line):
+            found[pattern].add(path)
+    code: str | None = None
+    for word, rx in word_rx.items():
+        if word not in seen and word in line:
+            code = code_of(line) if code is None else code
+            if rx.search(code):
+                seen.add(word)
 
 
 @dataclass

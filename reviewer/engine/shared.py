@@ -26,6 +26,9 @@ class Shared:
     # (sorted literals, suffixes) -> blob id -> the lines of that blob git grep
     # returned for those literals (empty: none).
     grep_lines: dict[tuple[tuple[str, ...], tuple[str, ...]], dict[str, tuple[str, ...]]] = field(default_factory=dict)
+    # (questions asked of the lines: hint regexes and words) -> blob id -> (regexes its
+    # lines match, words its code uses): the prescan's judgement of each blob.
+    judged: dict[tuple[str, ...], dict[str, tuple[tuple[str, ...], tuple[str, ...]]]] = field(default_factory=dict)
     # (dialect, sha1 of the bytes) -> tree-sitter tree, least recently used first.
     trees: "OrderedDict[tuple[str, str], Any]" = field(default_factory=OrderedDict)
 
@@ -33,6 +36,12 @@ class Shared:
         memo = self.grep_lines.get(key)
         if memo is None or len(memo) > MAX_GREP_BLOBS:
             memo = self.grep_lines[key] = {}
+        return memo
+
+    def judged_memo(self, key: tuple[str, ...]) -> dict[str, tuple[tuple[str, ...], tuple[str, ...]]]:
+        memo = self.judged.get(key)
+        if memo is None or len(memo) > MAX_GREP_BLOBS:
+            memo = self.judged[key] = {}
         return memo
 
     def tree(self, key: tuple[str, str]) -> Any | None:
