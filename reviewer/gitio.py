@@ -324,6 +324,12 @@ class Repo:
             pos += size + 1
         return blobs
 
+    def patch_between(self, old: str, new: str) -> GitResult:
+        """git's own patch from commit `old` to `new`, as `reviewer pr` and `reviewer sweep` review it:
+        binary-safe, full blob ids, renames found, never the user's diff drivers or colours."""
+        return self.run("diff", "--binary", "--full-index", "--no-color", "--no-ext-diff", "--no-textconv", "-M",
+                        old, new, check=False)
+
     def diff_trees(self, old_tree: str, new_tree: str) -> dict[str, "RawChange"]:
         """Every path that differs between two trees, without rename detection."""
         out = self.run("diff-tree", "-r", "-z", "--raw", "--no-renames", "--full-index", old_tree, new_tree).stdout

@@ -7,16 +7,14 @@ unescaped, so a test sees exactly what the runner would.
 from __future__ import annotations
 
 import dataclasses
-from pathlib import Path
 
 import pytest
 
-from gitrepo import make_change
-from reviewer import review
+from flagfamily import flag_family, review_change
 from reviewer.cli import main
 from reviewer.engine.api import CheckSpec, Family, Outcome
 from reviewer.report.formats import renderer
-from reviewer.report.model import Check, CheckStatus, InvariantStatus, Location, Report, Severity, Verdict
+from reviewer.report.model import Check, CheckStatus, InvariantStatus, Report, Severity, Verdict
 
 SESSION = "packages/core/src/session/a.ts"
 # A claim release inside a region tree-sitter cannot parse, on a changed line:
@@ -44,36 +42,11 @@ def commands(out: str) -> list[tuple[str, dict[str, str], str]]:
     return parsed
 
 
-def _flag_family() -> Family:
-    """`FLAG_MUST` / `FLAG_SHOULD` on a line is a must-fix / should-fix finding there."""
-
-    def run(ctx) -> Outcome:
-        found = []
-        for f in ctx.changeset.files:
-            for n, line in enumerate((f.patched_text or "").split("\n"), start=1):
-                for word in ("must", "should"):
-                    if f"FLAG_{word.upper()}" in line:
-                        found.append(ctx.finding(word, title=f"{word} flagged", message=line,
-                                                 location=Location(f.path, n, n), anchor=line))
-        return Outcome("flagged", tuple(found), examined=1)
-
-    return Family("flag", "flags FLAG_*", (
-        CheckSpec("flag/must", Severity.MUST_FIX, "must flagged", "FLAG_MUST"),
-        CheckSpec("flag/should", Severity.SHOULD_FIX, "should flagged", "FLAG_SHOULD"),
-    ), run)
-
-
-def _review(tmp_path: Path, base: dict, patched: dict, families=None, **request) -> Report:
-    repo, sha, patch, _ = make_change(tmp_path, base, patched)
-    req = review.Request(repo=str(repo.path), base=sha, patch=str(patch), **request)
-    return (review.run(req, families=families) if families is not None else review.run(req)).report
-
-
 # ------------------------------------------------------------------ causes
 
 
 def test_a_parse_error_in_changed_lines_is_an_error_and_the_verdict_says_why(tmp_path) -> None:
-    report = _review(tmp_path, {SESSION: "export const a = 1\n"}, {SESSION: UNPARSABLE})
+    report = review_change(tmp_path, {SESSION: "export const a = 1\n"}, {SESSION: UNPARSABLE})
     errored = {i.id: i.summary for i in report.invariants if i.status is InvariantStatus.ERROR}
     assert "lease-renewal" in errored and report.count(Severity.MUST_FIX) == 0
     parsed = commands(renderer("github")(report))
@@ -94,7 +67,7 @@ def test_a_rule_that_raises_is_annotated_once(tmp_path) -> None:
         raise RuntimeError("rule bug")
 
     boom = Family("boom", "raises", (CheckSpec("boom/x", Severity.MUST_FIX, "x", "x"),), run)
-    report = _review(tmp_path, {"a.ts": "x\n"}, {"a.ts": "y\n"}, families=(boom,))
+    report = review_change(tmp_path, {"a.ts": "x\n"}, {"a.ts": "y\n"}, families=(boom,))
     parsed = commands(renderer("github")(report))
     # The internal-error finding is the annotation; no second one for the same family.
     assert [(n, p["title"].split(":")[0]) for n, p, _ in parsed[:-1]] == [("error", "boom/internal-error")]
@@ -102,7 +75,7 @@ def test_a_rule_that_raises_is_annotated_once(tmp_path) -> None:
 
 
 def test_a_failed_check_is_annotated_by_its_finding_and_named_in_the_verdict(tmp_path) -> None:
-    report = _review(tmp_path, {"a.ts": "x\n"}, {"a.ts": "y\n"}, families=(_flag_family(),), patch_sha256="0" * 64)
+    report = review_change(tmp_path, {"a.ts": "x\n"}, {"a.ts": "y\n"}, families=(flag_family(),), patch_sha256="0" * 64)
     parsed = commands(renderer("github")(report))
     sha = [(n, m) for n, p, m in parsed[:-1] if p.get("title", "").startswith("integrity/patch-sha256")]
     assert len(sha) == 1 and sha[0][0] == "error" and "--patch-sha256" in sha[0][1]
@@ -110,7 +83,7 @@ def test_a_failed_check_is_annotated_by_its_finding_and_named_in_the_verdict(tmp
 
 
 def test_a_failed_check_without_a_finding_gets_its_own_error(tmp_path) -> None:
-    report = _review(tmp_path, {"a.ts": "x\n"}, {"a.ts": "y\n"}, families=(_flag_family(),))
+    report = review_change(tmp_path, {"a.ts": "x\n"}, {"a.ts": "y\n"}, families=(flag_family(),))
     failed = Check("integrity/file-count", CheckStatus.FAIL, "1 changed files, but --expect-files says 2")
     bare = dataclasses.replace(report, checks=(*report.checks, failed), verdict=Verdict.DO_NOT_MERGE)
     parsed = commands(renderer("github")(bare))
@@ -121,7 +94,7 @@ def test_a_failed_check_without_a_finding_gets_its_own_error(tmp_path) -> None:
 
 
 def test_a_merge_verdict_line_is_unchanged(tmp_path) -> None:
-    report = _review(tmp_path, {"a.ts": "x\n"}, {"a.ts": "FLAG_SHOULD\n"}, families=(_flag_family(),))
+    report = review_change(tmp_path, {"a.ts": "x\n"}, {"a.ts": "FLAG_SHOULD\n"}, families=(flag_family(),))
     assert commands(renderer("github")(report))[-1] == (
         "notice", {}, "reviewer 0.1.0: MERGE (0 must-fix, 1 should-fix, 0 consider)")
 
@@ -146,7 +119,7 @@ def suppression_report(tmp_path_factory) -> Report:
     )}
     base = {"src/a.ts": "x\n", "src/b.ts": "// reviewer-ignore: flag/should -- known, tracked in #12\nFLAG_SHOULD 0\n"}
     patched["src/b.ts"] = base["src/b.ts"] + "y\n"
-    return _review(tmp_path_factory.mktemp("sup"), base, patched, families=(_flag_family(),))
+    return review_change(tmp_path_factory.mktemp("sup"), base, patched, families=(flag_family(),))
 
 
 def test_suppressions_the_patch_adds_are_annotated(suppression_report) -> None:
@@ -174,7 +147,7 @@ def test_a_hostile_suppression_reason_stays_one_annotation(tmp_path) -> None:
     # A directive ends at its line, but a carriage return and percent escapes travel in the reason.
     reason = "ok\r::set-output name=x::y %0A::add-mask::secret \x1b[2J \u202e"
     patched = {"src/a,b:c.ts": f"x\n// reviewer-ignore: flag/should -- {reason}\nFLAG_SHOULD\n"}
-    report = _review(tmp_path, {"README.md": "x\n"}, patched, families=(_flag_family(),))
+    report = review_change(tmp_path, {"README.md": "x\n"}, patched, families=(flag_family(),))
     (s,) = report.suppressed
     assert "\r::set-output" in s.reason and "%0A::add-mask" in s.reason
     out = renderer("github")(report)

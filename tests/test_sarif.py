@@ -18,7 +18,7 @@ from urllib.parse import urlsplit
 import jsonschema
 import pytest
 
-from gitrepo import make_change
+from flagfamily import flag_family, review_change
 from reviewer import review
 from reviewer.engine.api import CheckSpec, Family, Outcome
 from reviewer.engine.explain import DOCS_URL, explain
@@ -29,7 +29,6 @@ from reviewer.report.model import (
     Check,
     CheckStatus,
     InvariantStatus,
-    Location,
     Report,
     Severity,
     Verdict,
@@ -54,34 +53,9 @@ def sarif_of(report: Report) -> dict[str, Any]:
     return data
 
 
-def _flag_family() -> Family:
-    """`FLAG_MUST` / `FLAG_SHOULD` on a line is a must-fix / should-fix finding there."""
-
-    def run(ctx) -> Outcome:
-        found = []
-        for f in ctx.changeset.files:
-            for n, line in enumerate((f.patched_text or "").split("\n"), start=1):
-                for word in ("must", "should"):
-                    if f"FLAG_{word.upper()}" in line:
-                        found.append(ctx.finding(word, title=f"{word} flagged", message=line,
-                                                 location=Location(f.path, n, n), anchor=line))
-        return Outcome("flagged", tuple(found), examined=1)
-
-    return Family("flag", "flags FLAG_*", (
-        CheckSpec("flag/must", Severity.MUST_FIX, "must flagged", "FLAG_MUST"),
-        CheckSpec("flag/should", Severity.SHOULD_FIX, "should flagged", "FLAG_SHOULD"),
-    ), run)
-
-
-def _review(tmp_path: Path, base: dict, patched: dict, families=None, **request) -> Report:
-    repo, sha, patch, _ = make_change(tmp_path, base, patched)
-    req = review.Request(repo=str(repo.path), base=sha, patch=str(patch), **request)
-    return (review.run(req, families=families) if families is not None else review.run(req)).report
-
-
 @pytest.fixture(scope="module")
 def parse_error_report(tmp_path_factory) -> Report:
-    return _review(tmp_path_factory.mktemp("parse"), {SESSION: "export const a = 1\n"}, {SESSION: UNPARSABLE})
+    return review_change(tmp_path_factory.mktemp("parse"), {SESSION: "export const a = 1\n"}, {SESSION: UNPARSABLE})
 
 
 @pytest.fixture(scope="module")
@@ -96,7 +70,7 @@ def suppression_report(tmp_path_factory) -> Report:
         "FLAG_SHOULD 2\n"
         "FLAG_MUST 3\n"
     )}
-    return _review(tmp_path_factory.mktemp("sup"), {"src/a.ts": "x\n"}, patched, families=(_flag_family(),))
+    return review_change(tmp_path_factory.mktemp("sup"), {"src/a.ts": "x\n"}, patched, families=(flag_family(),))
 
 
 # ------------------------------------------------------------------ causes of DO-NOT-MERGE
@@ -132,7 +106,7 @@ def _raising_family() -> Family:
 
 
 def test_a_rule_that_raises_is_notified_once(tmp_path) -> None:
-    report = _review(tmp_path, {"a.ts": "x\n"}, {"a.ts": "y\n"}, families=(_raising_family(),))
+    report = review_change(tmp_path, {"a.ts": "x\n"}, {"a.ts": "y\n"}, families=(_raising_family(),))
     invocation = sarif_of(report)["runs"][0]["invocations"][0]
     assert invocation["executionSuccessful"] is False
     ids = [n["descriptor"]["id"] for n in invocation["toolExecutionNotifications"]]
@@ -143,7 +117,7 @@ def test_a_rule_that_raises_is_notified_once(tmp_path) -> None:
 
 
 def test_a_failed_check_is_a_notification_and_a_cause(tmp_path) -> None:
-    report = _review(tmp_path, {"a.ts": "x\n"}, {"a.ts": "y\n"}, families=(_flag_family(),), patch_sha256="0" * 64)
+    report = review_change(tmp_path, {"a.ts": "x\n"}, {"a.ts": "y\n"}, families=(flag_family(),), patch_sha256="0" * 64)
     run = sarif_of(report)["runs"][0]
     notes = [n for n in run["invocations"][0]["toolExecutionNotifications"] if n["descriptor"]["id"] == "integrity/patch-sha256"]
     assert len(notes) == 1 and notes[0]["level"] == "error" and "--patch-sha256" in notes[0]["message"]["text"]
@@ -154,7 +128,7 @@ def test_a_failed_check_is_a_notification_and_a_cause(tmp_path) -> None:
 
 def test_a_failed_check_without_its_finding_is_still_notified(tmp_path) -> None:
     """A report assembled elsewhere may carry the failed check only; SARIF names it anyway."""
-    report = _review(tmp_path, {"a.ts": "x\n"}, {"a.ts": "y\n"}, families=(_flag_family(),))
+    report = review_change(tmp_path, {"a.ts": "x\n"}, {"a.ts": "y\n"}, families=(flag_family(),))
     failed = Check("integrity/file-count", CheckStatus.FAIL, "2 changed files, but --expect-files says 3")
     bare = dataclasses.replace(report, checks=(*report.checks, failed), verdict=Verdict.DO_NOT_MERGE)
     run = sarif_of(bare)["runs"][0]
@@ -165,7 +139,7 @@ def test_a_failed_check_without_its_finding_is_still_notified(tmp_path) -> None:
 
 
 def test_a_merge_has_no_causes_and_ran_successfully(tmp_path) -> None:
-    report = _review(tmp_path, {"a.ts": "x\n"}, {"a.ts": "FLAG_SHOULD\n"}, families=(_flag_family(),))
+    report = review_change(tmp_path, {"a.ts": "x\n"}, {"a.ts": "FLAG_SHOULD\n"}, families=(flag_family(),))
     assert report.verdict is Verdict.MERGE
     run = sarif_of(report)["runs"][0]
     assert run["properties"]["verdict"] == "MERGE" and run["properties"]["causes"] == []
@@ -219,18 +193,18 @@ def test_a_refused_suppression_missing_from_the_findings_still_shows(suppression
 
 def test_a_hostile_reason_reaches_sarif_inert(tmp_path) -> None:
     reason = "ok \x1b[2J \u202e reversed"
-    report = _review(tmp_path, {"a.ts": "x\n"}, {"a.ts": f"x\n// reviewer-ignore: flag -- {reason}\nFLAG_MUST\nFLAG_SHOULD\n"},
-                     families=(_flag_family(),))
+    report = review_change(tmp_path, {"a.ts": "x\n"}, {"a.ts": f"x\n// reviewer-ignore: flag -- {reason}\nFLAG_MUST\nFLAG_SHOULD\n"},
+                     families=(flag_family(),))
     assert {s.reason for s in report.suppressed} == {reason} and len(report.suppressed) == 1
     text = renderer("sarif")(report)
     assert "\u202e" not in text and "\\u001b" not in text and "\\\\x1b[2J \\\\u202e reversed" in text
 
 
 def test_delta_marks_new_and_unchanged_results(tmp_path) -> None:
-    first = _review(tmp_path / "one", {"src/a.ts": "x\n"}, {"src/a.ts": "x\nFLAG_MUST old\n"}, families=(_flag_family(),))
-    second = _review(tmp_path / "two", {"src/a.ts": "x\n"},
+    first = review_change(tmp_path / "one", {"src/a.ts": "x\n"}, {"src/a.ts": "x\nFLAG_MUST old\n"}, families=(flag_family(),))
+    second = review_change(tmp_path / "two", {"src/a.ts": "x\n"},
                      {"src/a.ts": "x\nFLAG_MUST old\n// reviewer-ignore: flag/should -- ok\nFLAG_SHOULD\nFLAG_MUST new\n"},
-                     families=(_flag_family(),))
+                     families=(flag_family(),))
     report = with_delta(second, json_format.to_dict(first))
     run = sarif_of(report)["runs"][0]
     states = {r["message"]["text"].split("flagged. ", 1)[1].split(" ", 2)[1]: r.get("baselineState")

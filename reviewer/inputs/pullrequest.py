@@ -175,10 +175,7 @@ def _pull_request_patch(
     merge_base = mb.stdout.decode().split()[0]
     pr = PullRequest(base_ref=base_ref, head_ref=head_ref, base=base, head=head, merge_base=merge_base,
                      number=check_number(number), head_branch=head_branch(repo, head_ref))
-    res = repo.run(
-        "diff", "--binary", "--full-index", "--no-color", "--no-ext-diff", "--no-textconv", "-M",
-        merge_base, head, check=False,
-    )
+    res = repo.patch_between(merge_base, head)
     if res.returncode != 0:
         raise ReviewerError(
             f"cannot diff {merge_base[:12]}..{head[:12]}: {res.last_error_line} (objects are missing from "

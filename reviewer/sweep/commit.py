@@ -23,9 +23,6 @@ from reviewer.sweep.plan import Item
 if TYPE_CHECKING:
     from reviewer.engine.shared import Shared
 
-# The diff `reviewer pr` reviews: git's own, never the user's diff settings.
-DIFF_ARGS = ("diff", "--binary", "--full-index", "--no-color", "--no-ext-diff", "--no-textconv", "-M")
-
 
 @dataclass(frozen=True)
 class Settings:
@@ -85,7 +82,10 @@ def _review(settings: Settings, item: Item, shared: "Shared | None") -> dict[str
         return {"status": "root", "verdict": None, "reason": "a root commit has no parent to review it against"}
     repo = open_repo(settings.repo)
     try:
-        diff = repo.run(*DIFF_ARGS, item.parent, item.commit).stdout
+        res = repo.patch_between(item.parent, item.commit)
+        if res.returncode != 0:
+            raise ReviewerError(f"cannot diff {item.parent[:12]}..{item.commit[:12]}: {res.last_error_line}")
+        diff = res.stdout
     finally:
         repo.close()
     if not diff.strip():
