@@ -195,3 +195,22 @@ def test_grep_reuse_between_trees_answers_exactly_what_git_grep_answers(tmp_path
         assert ("b*.ts", "claim(2)") in second_lines
     finally:
         opened.close()
+
+
+def test_a_commit_whose_objects_are_missing_is_refused_and_the_sweep_goes_on(tmp_path, capsys) -> None:
+    from tests.gitrepo import Repo
+
+    repo = Repo(tmp_path / "r")
+    first = repo.commit({"a.ts": "export const a = 1\n"})
+    repo.commit({"a.ts": "export const a = 2\n"})
+    repo.commit({"a.ts": "export const a = 3\n"})
+    last = repo.commit({"b.ts": "export const b = 1\n"})
+    lost = git(repo.path, "rev-parse", "HEAD~2:a.ts")
+    (repo.path / ".git" / "objects" / lost[:2] / lost[2:]).unlink()
+    out = tmp_path / "s.jsonl"
+    code, summary, _ = _sweep(capsys, "--repo", str(repo.path), "--range", f"{first}..main", "--out", str(out))
+    lines = _lines(out)
+    assert [l["status"] for l in lines] == ["refused", "refused", "reviewed"]
+    # Reviewed against its parent, whose tree no longer holds the lost blob.
+    assert "cannot diff" in lines[0]["reason"] and lines[2]["commit"] == last
+    assert code == 1 and "2 refused" in summary
