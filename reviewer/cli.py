@@ -91,6 +91,12 @@ def _add_state(p: argparse.ArgumentParser) -> None:
     p.add_argument("--fresh", action="store_true", help="review again even if this exact review is stored")
     p.add_argument("--no-state", action="store_true", help="neither read nor write stored reviews")
     p.add_argument("--previous", metavar="REPORT.json", help="a previous JSON report: add a delta section")
+    p.add_argument("--repo-id", metavar="NAME",
+                   help="how stored reviews name this repository (default: its git directory's path); "
+                        "CI that fetches into a new directory every run names it, e.g. owner/name")
+    p.add_argument("--state-untrusted", action="store_true",
+                   help="the state directory may have been written by someone else (e.g. restored from a CI cache): "
+                        "never replay a stored verdict; review the previous version again from git objects for the delta")
     p.add_argument("--cache-dir", metavar="DIR",
                    help="reuse rule results for an identical change from DIR (default: $REVIEWER_CACHE_DIR; safe to delete)")
 
@@ -114,6 +120,7 @@ def build_parser() -> argparse.ArgumentParser:
     history = sub.add_parser("history", help="stored reviews of a repository, oldest first")
     history.add_argument("--repo", required=True)
     history.add_argument("--state-dir", metavar="DIR")
+    history.add_argument("--repo-id", metavar="NAME", help="the name the reviews were stored under (see review --repo-id)")
     rec = sub.add_parser("reconstruct", help="write every patched file under --out")
     _add_inputs(rec, with_formats=False)
     rec.add_argument("--out", required=True, help="directory to write the patched files into")
@@ -144,6 +151,7 @@ def _request(args: argparse.Namespace, **changes):
         scope=getattr(args, "scope", "changed"),
         allow_symlinks=args.allow_symlinks, allow_gitlinks=args.allow_gitlinks,
         cache_dir=getattr(args, "cache_dir", None) or _env("REVIEWER_CACHE_DIR"),
+        repo_id=getattr(args, "repo_id", None),
     )
     fields.update(changes)
     return Request(**fields)
@@ -214,15 +222,34 @@ def cmd_verify(args: argparse.Namespace) -> int:
     return EXIT_MERGE if gate.passed(report) else EXIT_BLOCK
 
 
-def _stateful(args: argparse.Namespace, req, outputs: tuple[Output, ...]) -> int:
-    from reviewer.state.delta import load_report
+def _store(args: argparse.Namespace):
+    """The state store the arguments name, or None; an untrusted one only if its layout is sound."""
     from reviewer.state.store import StateStore, default_state_dir
+    from reviewer.state.trust import layout_problem
+
+    if args.no_state:
+        return None
+    store = StateStore(Path(args.state_dir) if args.state_dir else default_state_dir())
+    problem = layout_problem(store) if args.state_untrusted else None
+    if problem is not None:
+        print(f"reviewer: note: the untrusted state directory is not used ({problem}): reviewing without stored state",
+              file=sys.stderr)
+        return None
+    return store
+
+
+_UNSET = object()
+
+
+def _stateful(args: argparse.Namespace, req, outputs: tuple[Output, ...], previous=None, store=_UNSET) -> int:
+    from reviewer.state.delta import load_report
     from reviewer.state.stored import review_with_state
 
-    previous = load_report(args.previous) if args.previous else None
-    store = None if args.no_state else StateStore(Path(args.state_dir) if args.state_dir else default_state_dir())
+    if previous is None and args.previous:
+        previous = load_report(args.previous)
+    store = _store(args) if store is _UNSET else store
     wanted = {out.fmt for out in outputs} | ({"markdown"} if any(o.fmt == "github" for o in outputs) else set())
-    result = review_with_state(req, store, args.fresh, previous, wanted)
+    result = review_with_state(req, store, args.fresh, previous, wanted, untrusted=args.state_untrusted)
     if result.rerun:
         print(f"reviewer: re-run: review {result.key[:16]} is stored with identical inputs; "
               "printing it unchanged (--fresh to review again)", file=sys.stderr)
@@ -254,8 +281,33 @@ def cmd_pr(args: argparse.Namespace) -> int:
             print(f"reviewer: note: no delta: --head {printable(args.head)} is not a branch and no pull request "
                   "number is known (--pr N, or GITHUB_EVENT_PATH), so this version is not compared with earlier ones",
                   file=sys.stderr)
-        return _stateful(args, _request(args, base=pr.merge_base, patch=str(patch_path), pull_request=pr,
-                                        config_commit=pr.base, links=links), outputs)
+        req = _request(args, base=pr.merge_base, patch=str(patch_path), pull_request=pr, config_commit=pr.base, links=links)
+        previous, store = None, _UNSET
+        if args.state_untrusted and args.previous is None:
+            store = _store(args)
+            if store is not None:
+                previous = _recomputed_previous(req, store, patch_path)
+        return _stateful(args, req, outputs, previous, store)
+
+
+def _recomputed_previous(req, store, patch_path: Path):
+    """With an untrusted store, the previous version's report as this run computes it."""
+    import hashlib
+
+    from reviewer import review
+    from reviewer.gitio import open_repo
+    from reviewer.report.json_format import to_dict
+    from reviewer.state.stored import repo_name
+    from reviewer.state.trust import recomputed_previous
+
+    repo = open_repo(req.repo)
+    repo_id = repo_name(req, repo)
+    repo.close()
+    sha = hashlib.sha256(patch_path.read_bytes()).hexdigest()  # our own file, written by pull_request_patch
+    found = recomputed_previous(req, store, repo_id, sha, lambda again: to_dict(review.run(again).report))
+    if found.note:
+        print(f"reviewer: note: {found.note}", file=sys.stderr)
+    return found.report
 
 
 def cmd_diff(args: argparse.Namespace) -> int:
@@ -279,7 +331,7 @@ def cmd_history(args: argparse.Namespace) -> int:
     repo = open_repo(args.repo)
     repo.close()
     store = StateStore(Path(args.state_dir) if args.state_dir else default_state_dir())
-    records = store.history(str(repo.common_dir))
+    records = store.history(args.repo_id or str(repo.common_dir))
     if not records:
         print(f"no stored reviews of {args.repo} in {store.root}")
         return EXIT_MERGE

@@ -85,6 +85,9 @@ class Request:
     # Content-addressed work reused between the reviews of one process (`reviewer
     # sweep`, reviewer/engine/shared.py); never changes the report.
     shared: "Shared | None" = field(default=None, compare=False)
+    # How stored reviews name the repository (`--repo-id`); None: its git directory's path.
+    # A CI job that fetches into a fresh directory each run names it so its runs chain.
+    repo_id: str | None = None
 
 
 @dataclass(frozen=True)

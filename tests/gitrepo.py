@@ -118,3 +118,15 @@ def sample_repo(tmp: Path, name: str = "session-recovery") -> tuple[Path, str, d
         patches[p.name] = tmp / p.file
         patches[p.name].write_bytes(sample.patch_bytes(p.name))
     return git_dir, base, patches
+
+
+def commit_versions(git_dir: Path, patches: dict[str, Path], work: Path, names: tuple[str, ...] = ("v5", "v6")) -> dict[str, str]:
+    """Clone the sample to `work` and commit each named patch on its own branch from origin/main: {name: commit}."""
+    subprocess.run(["git", "clone", "-q", str(git_dir), str(work)], check=True)
+    commits = {}
+    for name in names:
+        git(work, "checkout", "-q", "-B", f"build-{name}", "origin/main")
+        git(work, "apply", "--index", str(patches[name]))
+        git(work, "commit", "-q", "-m", name)
+        commits[name] = git(work, "rev-parse", "HEAD")
+    return commits

@@ -79,12 +79,17 @@ def _outputs(path: Path) -> dict[str, str]:
 # ------------------------------------------------------------------ shape and safety
 
 
-def test_action_is_composite_and_checks_out_full_history_without_credentials() -> None:
+def test_action_is_composite_and_fetches_objects_into_its_own_directory_never_the_workspace() -> None:
     action = _action()
     assert action["runs"]["using"] == "composite"
-    (checkout,) = _uses("actions/checkout@")
-    assert checkout["with"]["fetch-depth"] == 0 and checkout["with"]["persist-credentials"] is False
-    assert checkout["with"]["path"] == ".reviewer-target"
+    # actions/checkout can only write inside the workspace, where the pull request's links may wait.
+    assert _uses("actions/checkout@") == []
+    fetch = _step("Fetch the pull request's commits")
+    assert 'git init --quiet --bare "$DIR/repo.git"' in fetch["run"]
+    assert fetch["env"]["DIR"] == "${{ steps.prepare.outputs.dir }}"
+    assert "--depth" not in fetch["run"] and "GIT_CONFIG_VALUE_0" in fetch["run"]  # full history; token not in argv
+    steps = _steps()
+    assert steps.index(_step("Install reviewer into a private directory")) < steps.index(fetch)
 
 
 def test_action_runs_reviewer_pr_uploads_sarif_and_fails_on_do_not_merge() -> None:
@@ -92,7 +97,7 @@ def test_action_runs_reviewer_pr_uploads_sarif_and_fails_on_do_not_merge() -> No
     runs = [s.get("run", "") for s in steps]
     assert any("reviewer" in r and " pr " in r.replace("(pr ", " pr ") for r in runs)
     (upload,) = _uses("github/codeql-action/upload-sarif@")
-    assert upload["with"]["sarif_file"] == "reviewer.sarif"
+    assert upload["with"]["sarif_file"] == "${{ steps.prepare.outputs.dir }}/out/reviewer.sarif"
     last = steps[-1]
     assert last["if"] == "${{ always() }}"  # the verdict decides even after a failed optional step
     assert re.search(r"1\)[^;]*;\s*exit 1", last["run"]) and "exit 1" in last["run"].split("*)")[1]
@@ -106,23 +111,27 @@ def test_action_never_executes_pull_request_code_or_interpolates_untrusted_text(
         script = step.get("run", "")
         assert not EXPR_IN_RUN.search(script), f"expression interpolated into a script: {step['name']}"
         assert "${{" not in script, f"expression in a script: {step['name']}"
-        assert ".reviewer-target/" not in script.replace("--repo .reviewer-target", "")
         # `python -m X` would import X from the workspace first (perhaps a checkout of the PR).
         for line in script.splitlines():
             if not line.strip().startswith("#"):
-                for call in re.findall(r"(?:^|[\s;&|(])(python3?\s.*)", line):
-                    assert call.startswith("python -I -m "), f"{step['name']}: {call}"
-    assert sum("python -I -m " in s.get("run", "") for s in steps) == 2  # the install and the comment
+                for call in re.findall(r"(?:^|[\s;&|(])((?:\"\$dir/venv/bin/|\"\$DIR/venv/bin/)?python3?\"?\s.*)", line):
+                    assert re.match(r'(python|"\$(dir|DIR)/venv/bin/python") -I ', call), f"{step['name']}: {call}"
+                # Nothing is ever written to or read from a path relative to the workspace.
+                assert not re.search(r"(?:^|[\s=\"])(\.reviewer|reviewer(\.sarif|\.json|-comment|-state))", line), line
+    runs = [s.get("run", "") for s in steps]
+    assert sum('"$DIR/venv/bin/python" -I -m reviewer' in r for r in runs) == 2  # the review and the comment
     # pull_request_target is named only where it is refused.
     refusal = steps[0]
     where = refusal["name"] + refusal["run"] + _action()["inputs"]["allow-pull-request-target"]["description"]
     assert (ROOT / "action.yml").read_text().count("pull_request_target") == where.count("pull_request_target")
 
 
-def test_outputs_are_written_afresh_and_only_a_finished_review_is_published() -> None:
+def test_outputs_go_to_the_private_directory_and_only_a_finished_review_is_published() -> None:
     review = _step("Review")
-    commands = [ln.strip() for ln in review["run"].splitlines() if ln.strip() and not ln.strip().startswith("#")]
-    assert commands[0] == "rm -f reviewer.sarif reviewer.json reviewer-comment.md"
+    formats = re.findall(r'--format "(\w+)=([^"]+)"', review["run"])
+    assert [f for f, _ in formats] == ["sarif", "json", "comment"]
+    assert all(path.startswith("$DIR/out/") for _, path in formats), formats
+    assert _action()["outputs"]["report-dir"]["value"] == "${{ steps.review.outputs.report-dir }}"
     for name in ("Save the review state", "Upload SARIF", "Post or update"):
         assert REVIEWED in _step(name)["if"], name
 
@@ -169,8 +178,8 @@ def test_every_uses_is_pinned_to_a_full_commit_id_with_its_tag() -> None:
             assert re.fullmatch(r"\s+#\s+v\d+(\.\d+)*", rest), f"{where}: no tag comment: {line.strip()}"
             name, sha = ref.split("@")
             assert pins.setdefault(name, sha) == sha, f"{name} pinned to two commits"
-    assert count >= 5 + len(sources) - 1  # action.yml's five, at least one per documented workflow
-    assert {"actions/checkout", "actions/setup-python", "actions/cache/restore", "actions/cache/save",
+    assert count >= 4 + len(sources) - 1  # action.yml's four, at least one per documented workflow
+    assert {"actions/setup-python", "actions/cache/restore", "actions/cache/save",
             "github/codeql-action/upload-sarif"} <= set(pins)
 
 
@@ -184,7 +193,7 @@ def test_state_is_cached_per_repository_and_pull_request_and_restored_on_every_p
     (save,) = _uses("actions/cache/save@")
     key = restore["with"]["key"]
     assert key == save["with"]["key"] and restore["with"]["path"] == save["with"]["path"]
-    assert restore["with"]["path"] == "${{ runner.temp }}/reviewer-state"
+    assert restore["with"]["path"] == "${{ steps.prepare.outputs.dir }}/state"
     prefix = "reviewer-state-${{ github.repository }}-pr-${{ inputs.pr }}-run-"
     assert key == prefix + "${{ github.run_id }}-${{ github.run_attempt }}"
     assert restore["with"]["restore-keys"].strip().splitlines() == [prefix]
@@ -192,13 +201,27 @@ def test_state_is_cached_per_repository_and_pull_request_and_restored_on_every_p
     review = _step("Review")
     assert steps.index(restore) < steps.index(review) < steps.index(save)
     assert save["if"].startswith("${{ always() && inputs.pr != ''")
-    assert '--state-dir "$RUNNER_TEMP/reviewer-state"' in review["run"]
+    # What a cache restores may have been saved by a workflow of the pull request: never replayed.
+    assert '--state-dir "$DIR/state" --state-untrusted' in review["run"]
     assert 'args+=(--pr "$PR_NUMBER")' in review["run"] and review["env"]["PR_NUMBER"] == "${{ inputs.pr }}"
 
 
-def _pull_request(cwd: Path, edit_config: bool = True) -> tuple[Repo, str, str]:
-    """A checkout at .reviewer-target: main with reviewer.toml, a topic branch whose head (by default) edits it."""
-    repo = Repo(cwd / ".reviewer-target")
+def _private_dir(tmp_path: Path) -> Path:
+    """The action's private directory as the install step leaves it: `venv/bin/python` (here the
+    test's own interpreter, whose environment has reviewer) and `out/`."""
+    private = tmp_path / "private"
+    (private / "venv" / "bin").mkdir(parents=True)
+    (private / "out").mkdir()
+    python = private / "venv" / "bin" / "python"
+    python.write_text(f'#!/bin/sh\nexec "{sys.executable}" "$@"\n')
+    python.chmod(0o755)
+    return private
+
+
+def _pull_request(private: Path, edit_config: bool = True) -> tuple[Repo, str, str]:
+    """The fetched repository at DIR/repo.git (a clone here): main with reviewer.toml, a topic branch
+    whose head (by default) edits it."""
+    repo = Repo(private / "repo.git")
     base = repo.commit({"src/a.ts": "export const a = 1\n", "reviewer.toml": "[limits]\nmax_files = 5000\n"}, "base")
     git(repo.path, "checkout", "-q", "-b", "topic")
     changes: dict[str, str | bytes | None] = {"src/a.ts": "export const a = 2\n"}
@@ -212,27 +235,33 @@ def test_review_step_keeps_state_so_the_next_push_shows_a_delta(tmp_path: Path) 
     """Two pushes of one pull request; the state directory travels between runs as the cache carries it."""
     work = tmp_path / "ws"
     work.mkdir()
-    repo, base, head = _pull_request(work, edit_config=False)
     review = _step("Review")
+    runs = {run: _private_dir(tmp_path / f"run-{run}") for run in (1, 2, 3)}
+    repo, base, head = _pull_request(runs[1], edit_config=False)
+    for run in (2, 3):
+        subprocess.run(["git", "clone", "-q", str(repo.path), str(runs[run] / "repo.git")], check=True)
 
     def push(head_sha: str, run: int) -> str:
-        temp = tmp_path / f"runner-temp-{run}"
-        out = tmp_path / f"output-{run}"
-        proc = _run_step(review, work, {"BASE": base, "HEAD": head_sha, "PR_NUMBER": "7", "CONFIG_FILE": "",
-                                        "RUNNER_TEMP": str(temp), "GITHUB_OUTPUT": str(out)})
+        private, out = runs[run], tmp_path / f"output-{run}"
+        proc = _run_step(review, work, {"DIR": str(private), "BASE": base, "HEAD": head_sha, "PR_NUMBER": "7",
+                                        "GITHUB_REPOSITORY": "acme/proj",
+                                        "CONFIG_FILE": "", "GITHUB_OUTPUT": str(out)})
         assert proc.returncode == 0, proc.stderr
-        assert _outputs(out) == {"exit-code": "0", "verdict": "MERGE"}, proc.stderr
-        assert (temp / "reviewer-state").is_dir() and any((temp / "reviewer-state").rglob("*.json"))
-        return (work / "reviewer-comment.md").read_text(encoding="utf-8")
+        assert _outputs(out) == {"exit-code": "0", "verdict": "MERGE", "report-dir": str(private / "out")}, proc.stderr
+        assert (private / "state").is_dir() and any((private / "state").rglob("*.json"))
+        assert list(work.iterdir()) == []  # nothing written into the workspace
+        return (private / "out" / "reviewer-comment.md").read_text(encoding="utf-8")
 
     first = push(head, 1)
     assert "Since the previous review" not in first
-    subprocess.run(["cp", "-a", str(tmp_path / "runner-temp-1"), str(tmp_path / "runner-temp-2")], check=True)
+    # The cache carries the state directory to the next push's run.
+    subprocess.run(["cp", "-a", str(runs[1] / "state"), str(runs[2] / "state")], check=True)
     second_head = repo.commit({"src/a.ts": "export const a = 3\n"}, "second push")
+    for run in (2, 3):
+        git(runs[run] / "repo.git", "fetch", "-q", str(repo.path), second_head)
     second = push(second_head, 2)
     assert "Since the previous review" in second
     # Without the restored state the same push has nothing to compare with.
-    (work / "reviewer-comment.md").unlink()
     assert "Since the previous review" not in push(second_head, 3)
 
 
@@ -268,19 +297,17 @@ def test_pull_request_target_is_refused_unless_allowed(tmp_path: Path, event: st
 
 
 def test_config_input_is_read_from_the_base_commit_never_the_pull_request(tmp_path: Path) -> None:
-    work = tmp_path / "ws"
-    work.mkdir()
-    repo, base, head = _pull_request(work)
-    assert (repo.path / "reviewer.toml").read_text() == "[disable]\nrules = ['*']\n"  # the checkout is the head
+    private = _private_dir(tmp_path)
+    repo, base, head = _pull_request(private)
+    assert (repo.path / "reviewer.toml").read_text() == "[disable]\nrules = ['*']\n"  # the head's version
     step = _step("Read the configuration from the base commit")
     assert step["if"] == "${{ inputs.config != '' }}"
-    temp, out = tmp_path / "temp", tmp_path / "output"
-    temp.mkdir()
-    proc = _run_step(step, work, {"BASE": base, "CONFIG": "reviewer.toml", "RUNNER_TEMP": str(temp),
-                                  "GITHUB_OUTPUT": str(out)})
+    out = tmp_path / "output"
+    proc = _run_step(step, tmp_path, {"DIR": str(private), "BASE": base, "CONFIG": "reviewer.toml",
+                                      "GITHUB_OUTPUT": str(out)})
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert _outputs(out) == {"file": str(temp / "reviewer.toml")}
-    assert (temp / "reviewer.toml").read_text() == "[limits]\nmax_files = 5000\n"
+    assert _outputs(out) == {"file": str(private / "reviewer.toml")}
+    assert (private / "reviewer.toml").read_text() == "[limits]\nmax_files = 5000\n"
     review = _step("Review")
     assert review["env"]["CONFIG_FILE"] == "${{ steps.config.outputs.file }}"
     assert 'args+=(--config "$CONFIG_FILE")' in review["run"]
@@ -289,17 +316,15 @@ def test_config_input_is_read_from_the_base_commit_never_the_pull_request(tmp_pa
 @pytest.mark.parametrize(("config", "base_kind", "says"), [
     ("extra.toml", "base", "extra.toml does not exist at the base commit"),  # only the PR adds it
     ("src", "base", "src does not exist at the base commit"),  # a tree, not a file
-    ("reviewer.toml", "missing", "is not in the checkout"),
+    ("reviewer.toml", "missing", "is not in the fetched repository"),
 ])
 def test_config_absent_at_base_fails_clearly(tmp_path: Path, config: str, base_kind: str, says: str) -> None:
-    work = tmp_path / "ws"
-    work.mkdir()
-    _, base, head = _pull_request(work)
+    private = _private_dir(tmp_path)
+    _, base, head = _pull_request(private)
     base_sha = base if base_kind == "base" else "0" * 40
-    temp, out = tmp_path / "temp", tmp_path / "output"
-    temp.mkdir()
-    proc = _run_step(_step("Read the configuration"), work, {"BASE": base_sha, "CONFIG": config,
-                                                             "RUNNER_TEMP": str(temp), "GITHUB_OUTPUT": str(out)})
+    out = tmp_path / "output"
+    proc = _run_step(_step("Read the configuration"), tmp_path, {"DIR": str(private), "BASE": base_sha,
+                                                                 "CONFIG": config, "GITHUB_OUTPUT": str(out)})
     assert proc.returncode == 1
     assert proc.stdout.startswith("::error title=reviewer::config: ") and says in proc.stdout
     assert _outputs(out) == {}
@@ -334,8 +359,8 @@ def test_comment_is_posted_with_the_sticky_script_and_can_be_turned_off() -> Non
     step = _step("Post or update the pull request comment")
     assert "inputs.comment == 'true'" in step["if"] and "inputs.pr != ''" in step["if"]
     assert step["env"]["GITHUB_TOKEN"] == "${{ inputs.token }}"
-    assert "python -I -m reviewer.publish.sticky \"${args[@]}\"" in step["run"]
-    assert 'args=(--body reviewer-comment.md --optional --pr "$PR_NUMBER")' in step["run"]
+    assert '"$DIR/venv/bin/python" -I -m reviewer.publish.sticky "${args[@]}"' in step["run"]
+    assert 'args=(--body "$DIR/out/reviewer-comment.md" --optional --pr "$PR_NUMBER")' in step["run"]
     steps = _steps()
     assert steps.index(_step("Review")) < steps.index(step) < len(steps) - 1
 
@@ -380,24 +405,15 @@ def test_constraints_pin_every_runtime_dependency_within_its_range() -> None:
                 assert sub.specifier.contains(Version(pins[_canonical(sub.name)]))
 
 
-def test_install_uses_the_constraints_and_pip_is_cached_by_them(tmp_path: Path) -> None:
-    install = _step("Install reviewer")
-    assert '--constraint "$ACTION_PATH/action/constraints.txt" "$ACTION_PATH"' in install["run"]
+def test_install_uses_the_constraints_from_its_own_copy_and_no_cache_the_pull_request_could_write() -> None:
+    install = _step("Install reviewer into a private directory")
+    assert '--constraint "$dir/src/action/constraints.txt" "$dir/src"' in install["run"]
+    assert 'dir="$(mktemp -d "$RUNNER_TEMP/reviewer.XXXXXXXXXX")"' in install["run"]
     (setup,) = _uses("actions/setup-python@")
-    assert setup["with"]["cache"] == "pip"
-    staged = setup["with"]["cache-dependency-path"]
-    # setup-python hashes only files inside the workspace: the constraints are copied there first.
-    stage = _step("Stage the pinned dependency versions")
+    # A pip cache is restored from a cache any workflow of the pull request can save to.
+    assert "cache" not in setup["with"] and "cache-dependency-path" not in setup["with"]
     steps = _steps()
-    assert steps.index(stage) < steps.index(setup)
-    work = tmp_path / "ws"
-    work.mkdir()
-    (work / ".reviewer-action").symlink_to(tmp_path)  # a link left in the workspace is replaced, not followed
-    proc = _run_step(stage, work, {"ACTION_PATH": str(ROOT)})
-    assert proc.returncode == 0, proc.stderr
-    assert not (work / ".reviewer-action").is_symlink()
-    assert (work / staged).read_bytes() == CONSTRAINTS.read_bytes()
-    assert not (tmp_path / "constraints.txt").exists()
+    assert steps.index(setup) < steps.index(install) < steps.index(_step("Fetch the pull request's commits"))
 
 
 def test_the_module_the_action_runs_is_importable_in_isolated_mode(tmp_path: Path) -> None:

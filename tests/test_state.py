@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from gitrepo import Repo, git, make_change, sample_repo, state_digest
+from gitrepo import Repo, commit_versions, git, make_change, sample_repo, state_digest
 from reviewer.cli import main
 
 BASE = {"src/a.ts": "export const a = 1\n", "reviewer.toml": ""}
@@ -188,13 +188,7 @@ def test_delta_v5_to_v6_lists_every_seed_defect_as_resolved(sample, capsys, tmp_
 def test_pull_request_versions_chain_into_a_delta(sample, capsys, tmp_path) -> None:
     git_dir, base, patches = sample
     work = tmp_path / "work"
-    subprocess.run(["git", "clone", "-q", str(git_dir), str(work)], check=True)
-    commits = {}
-    for name in ("v5", "v6"):
-        git(work, "checkout", "-q", "-B", f"build-{name}", "origin/main")
-        git(work, "apply", "--index", str(patches[name]))
-        git(work, "commit", "-q", "-m", name)
-        commits[name] = git(work, "rev-parse", "HEAD")
+    commits = commit_versions(git_dir, patches, work)
     state = tmp_path / "state"
     pr = ["pr", "--repo", str(work), "--base", "origin/main", "--head", "feature", "--state-dir", str(state)]
     git(work, "branch", "-q", "-f", "feature", commits["v5"])

@@ -41,7 +41,7 @@ def identity(req, p: "Prepared", previous: Mapping[str, Any] | None) -> Identity
     pr = req.pull_request
     inputs = p.inputs
     return Identity({
-        "repo": str(p.repo.common_dir),
+        "repo": repo_name(req, p.repo),
         "base": inputs.base,
         "patch_sha256": inputs.patch.sha256,
         "patch_name": inputs.patch.name,
@@ -63,6 +63,11 @@ def identity(req, p: "Prepared", previous: Mapping[str, Any] | None) -> Identity
         "rules": RULESET_VERSION,
         "tool": __version__,
     })
+
+
+def repo_name(req, repo) -> str:
+    """How stored reviews name the repository: `--repo-id`, else its git directory's path."""
+    return req.repo_id or str(repo.common_dir)
 
 
 def pr_key(repo_id: str, req) -> str | None:
@@ -94,22 +99,43 @@ def _chain(store: StateStore, key: str) -> list[dict[str, str]]:
         raise ReviewerError(f"state record {path} is corrupt ({exc}); run with --fresh to replace it") from None
     if not isinstance(data, dict) or data.get("schema") != SCHEMA_PR or not isinstance(data.get("chain"), list):
         raise ReviewerError(f"state record {path} is corrupt (schema is not {SCHEMA_PR}); run with --fresh to replace it")
+    # A review key names a file under reviews/: 64 hex digits and nothing else, so a
+    # planted chain cannot point a read outside the store.
+    if not all(isinstance(e, dict) and _is_hex64(e.get("review")) and _is_hex64(e.get("patch")) for e in data["chain"]):
+        raise ReviewerError(f"state record {path} is corrupt (an entry is not a review key and a patch sha256); "
+                            "run with --fresh to replace it")
     return data["chain"]
 
 
-def previous_in_chain(store: StateStore, chain_key: str, patch_sha: str) -> Mapping[str, Any] | None:
-    """The review of the version before this patch in the PR's own history."""
+def _is_hex64(value: Any) -> bool:
+    return isinstance(value, str) and len(value) == 64 and all(c in "0123456789abcdef" for c in value)
+
+
+def chain_records(store: StateStore, chain_key: str, patch_sha: str) -> list[Record]:
+    """The stored reviews of the versions before this patch in the PR's own history, oldest first."""
     chain = _chain(store, chain_key)
     shas = [entry["patch"] for entry in chain]
     cut = shas.index(patch_sha) if patch_sha in shas else len(chain)
     if cut == 0:
-        return None
+        return []
+    # Only the newest one is read: the older ones are not needed for a delta.
     record = store.load(chain[cut - 1]["review"])
-    return None if record is None else record.report
+    return [] if record is None else [record]
 
 
-def _append_chain(store: StateStore, chain_key: str, review_key: str, patch_sha: str) -> None:
-    chain = _chain(store, chain_key)
+def previous_in_chain(store: StateStore, chain_key: str, patch_sha: str) -> Mapping[str, Any] | None:
+    """The review of the version before this patch in the PR's own history."""
+    records = chain_records(store, chain_key, patch_sha)
+    return records[-1].report if records else None
+
+
+def _append_chain(store: StateStore, chain_key: str, review_key: str, patch_sha: str, untrusted: bool = False) -> None:
+    try:
+        chain = _chain(store, chain_key)
+    except ReviewerError:
+        if not untrusted:
+            raise
+        chain = []  # a chain someone else wrote, and broke, is started anew
     if patch_sha not in [e["patch"] for e in chain]:
         chain.append({"review": review_key, "patch": patch_sha})
     payload = json.dumps({"schema": SCHEMA_PR, "chain": chain}, sort_keys=True).encode()
@@ -122,11 +148,14 @@ def render(report: Report, formats: Iterable[str] = FORMATS) -> dict[str, str]:
 
 def review_with_state(
     req, store: StateStore | None, fresh: bool, previous: Mapping[str, Any] | None, formats: Iterable[str] = FORMATS,
+    untrusted: bool = False,
 ) -> Result:
     """Review, or replay the stored review of the same identity.
 
     A stored review keeps every format so any later request is served from
-    it; without a store only the `formats` asked for are rendered.
+    it; without a store only the `formats` asked for are rendered. An
+    `untrusted` store (reviewer.state.trust) is never replayed nor read for a
+    previous version: the caller passes the previous report it recomputed.
     """
     from reviewer import review
 
@@ -136,7 +165,7 @@ def review_with_state(
             if previous is not None:
                 report = with_delta(report, previous)
             return Result(checked(render(report, formats)), report.verdict.value, False, None)
-        return _stored(req, p, store, fresh, previous)
+        return _stored(req, p, store, fresh or untrusted, previous, untrusted)
 
 
 def checked(outputs: dict[str, str]) -> dict[str, str]:
@@ -150,12 +179,14 @@ def checked(outputs: dict[str, str]) -> dict[str, str]:
     return outputs
 
 
-def _stored(req, p: "Prepared", store: StateStore, fresh: bool, previous: Mapping[str, Any] | None) -> Result:
+def _stored(
+    req, p: "Prepared", store: StateStore, fresh: bool, previous: Mapping[str, Any] | None, untrusted: bool = False,
+) -> Result:
     from reviewer import review
 
-    repo_id = str(p.repo.common_dir)
+    repo_id = repo_name(req, p.repo)
     chain_key = pr_key(repo_id, req)
-    if previous is None and chain_key is not None and not fresh:
+    if previous is None and chain_key is not None and not fresh and not untrusted:
         previous = previous_in_chain(store, chain_key, p.inputs.patch.sha256)
     ident = identity(req, p, previous)
     with store.lock(ident.key) as writable:
@@ -173,5 +204,5 @@ def _stored(req, p: "Prepared", store: StateStore, fresh: bool, previous: Mappin
             outputs=outputs, report=to_dict(report), recorded_at=now(),
         ))
         if chain_key is not None:
-            _append_chain(store, chain_key, ident.key, report.patch.sha256)
+            _append_chain(store, chain_key, ident.key, report.patch.sha256, untrusted)
     return Result(outputs, report.verdict.value, False, ident.key)
