@@ -29,12 +29,14 @@ def _cli(*args: str, stdin: bytes | None = None, env: dict | None = None, timeou
                           env={**os.environ, **(env or {})}, timeout=timeout)
 
 
-def _feed_fifo(path: Path, data: bytes, hold: float = 0.0) -> threading.Thread:
+def _feed_fifo(path: Path, data: bytes, hold: threading.Event | None = None) -> threading.Thread:
+    """Write `data` into the FIFO, then keep it open (the patch never ends) until `hold` is set."""
     def writer() -> None:
         with open(path, "wb") as fh:
             fh.write(data)
             fh.flush()
-            time.sleep(hold)
+            if hold is not None:
+                hold.wait(timeout=300)
     thread = threading.Thread(target=writer, daemon=True)
     thread.start()
     return thread
@@ -153,11 +155,13 @@ def test_the_whole_review_is_time_bounded_even_while_reading(tmp_path: Path) -> 
     config.write_text("[limits]\nreview_seconds = 1\n")
     fifo = tmp_path / "slow.fifo"
     os.mkfifo(fifo)
-    writer = _feed_fifo(fifo, patch.read_bytes()[:20], hold=8)
-    started = time.monotonic()
+    never_ends = threading.Event()
+    writer = _feed_fifo(fifo, patch.read_bytes()[:20], hold=never_ends)
     proc = _cli("review", "--repo", str(repo.path), "--base", base, "--patch", str(fifo), "--config", str(config),
-                "--no-state", timeout=30)
-    assert time.monotonic() - started < 6
+                "--no-state", timeout=120)
+    # The review gave up while its input was still open: the bound, not the end of input, stopped it.
+    assert writer.is_alive()
+    never_ends.set()
     assert proc.returncode == 2, proc.stdout
     assert proc.stderr.decode().strip().startswith("reviewer: the review did not finish within limits.review_seconds (1 s)")
     assert b"Traceback" not in proc.stderr

@@ -3,34 +3,56 @@
 Both entry points (`python -m reviewer` and the `reviewer` console script)
 spend tens of milliseconds importing before cli.main() installs its handlers;
 reviewer/__init__.py covers that window from its first statements.
+
+No test here races a delay: each makes the process signal itself at a chosen
+point (an import hook, a stand-in module), so a slow or busy machine changes
+nothing but the time taken.
 """
 
 from __future__ import annotations
 
 import os
-import re
 import shutil
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 
-import reviewer
-import reviewer.rules
 from reviewer.cli import main
 
 STOPPED = {signal.SIGINT: ("interrupted", 130), signal.SIGTERM: ("terminated", 143)}
-# Source files of the program itself: a traceback through any of them is the defect.
-PROGRAM_DIRS = (Path(reviewer.__file__).parent, Path(reviewer.rules.__file__).parent)
-# PYTHONPROFILEIMPORTTIME prints one such line per import as it ends, whether
-# it succeeded or not, indented by nesting (an import's own imports come first).
-IMPORT_LINE = re.compile(r"^import time:\s+\d+ \|\s+\d+ \|( *)(\S+)$")
-# How CPython itself reports a KeyboardInterrupt that kills its own startup
-# (site's .pth processing, runpy), before the program's first statement.
-INTERPRETER_STARTUP = ("Fatal Python error: ", "Could not import runpy module")
+
+# Stands in for site's sitecustomize (first on PYTHONPATH, so it runs at the end
+# of the interpreter's own start-up, before the program's first statement). It
+# hooks every import made once the `reviewer` package exists: RECORD_IMPORTS
+# lists their names in the order they start; SIGNAL_AT_IMPORT=name:SIG sends
+# SIG to the process as the import of `name` starts, and waits there for the
+# handler.
+SITECUSTOMIZE = '''\
+import os, signal, sys, time
+
+class _Hook:
+    def __init__(self):
+        self.record = os.environ.get("RECORD_IMPORTS")
+        name, _, sig = os.environ.get("SIGNAL_AT_IMPORT", "").partition(":")
+        self.target, self.sig = name, getattr(signal, sig, None)
+
+    def find_spec(self, name, path=None, target=None):
+        if "reviewer" not in sys.modules:
+            return None  # still the interpreter's own start-up (runpy, site)
+        if self.record:
+            with open(self.record, "a") as fh:
+                fh.write(name + "\\n")
+        if name == self.target and self.sig is not None:
+            self.target = None
+            os.kill(os.getpid(), self.sig)
+            time.sleep(30)  # the handler runs here; if it returns, the exit status shows it
+        return None
+
+sys.meta_path.insert(0, _Hook())
+'''
 
 
 def _entry_points() -> dict[str, list[str]]:
@@ -41,73 +63,40 @@ def _entry_points() -> dict[str, list[str]]:
     }
 
 
-def _package_imported(err: str) -> bool:
-    """reviewer/__init__.py ran to its end, so the early handlers were installed.
-
-    The line for `reviewer` alone does not prove it (a failed import prints
-    one too, and so does the enclosing import failing with it, less indented).
-    An import that ends later at the same or a deeper level does: it ran
-    after the package was in place.
-    """
-    imports = [(len(m.group(1)), m.group(2)) for m in map(IMPORT_LINE.match, err.splitlines()) if m]
-    names = [name for _, name in imports]
-    if "reviewer" not in names:
-        return False
-    at = names.index("reviewer")
-    return any(depth >= imports[at][0] for depth, _ in imports[at + 1:])
+def _hooked(tmp_path: Path, **env: str) -> dict[str, str]:
+    (tmp_path / "sitecustomize.py").write_text(SITECUSTOMIZE)
+    return {**os.environ, "PYTHONPATH": str(tmp_path), **env}
 
 
-def _without_import_timing(err: str) -> str:
-    return "".join(line for line in err.splitlines(keepends=True) if not line.startswith("import time:"))
-
-
-def _problem(sig: signal.Signals, rc: int, out: str, err: str, complete: str) -> str | None:
-    """What is wrong with one run that got `sig`, or None."""
-    word, code = STOPPED[sig]
-    if any(f'File "{d}{os.sep}' in err for d in PROGRAM_DIRS):
-        return f"exit {rc}: a traceback through the program's own code"
-    if rc == 0:
-        # Finished: before the signal, ignoring it in main()'s final cleanup, or after
-        # CPython lost it in its own startup (an "Exception ignored" KeyboardInterrupt).
-        return None if out == complete else "exit 0 without the complete output"
-    rest = _without_import_timing(err)
-    if rc == code:
-        return None if rest == f"reviewer: {word}; no verdict\n" else f"exit {rc}, stderr {rest[-300:]!r}"
-    if _package_imported(err):
-        return f"exit {rc} after the package was imported, stderr {rest[-300:]!r}"
-    # Still inside the interpreter's startup (site, .pth files, runpy), before
-    # any line of the program ran: the default action killed it (a shell shows
-    # 128+n), or CPython stopped its own startup; no program code can run there.
-    if rc == -sig or (rc == 1 and rest.startswith(INTERPRETER_STARTUP)):
-        return None
-    return f"exit {rc} before the package was imported, stderr {rest[-300:]!r}"
+def _import_points(names: list[str], count: int = 10) -> list[str]:
+    """`count` imports spread evenly over the run, its first and its last included."""
+    step = (len(names) - 1) / (count - 1)
+    return list(dict.fromkeys(names[round(i * step)] for i in range(count)))
 
 
 @pytest.mark.parametrize("entry", list(_entry_points()))
-def test_early_signals_end_in_one_line_and_130_or_143(entry: str) -> None:
-    """SIGINT and SIGTERM sent 0-80 ms after start, over and over: whatever point of
-    the imports they hit, the run ends as main() ends it, or finished whole."""
+def test_a_signal_at_any_point_of_the_imports_ends_in_one_line_and_130_or_143(tmp_path: Path, entry: str) -> None:
+    """SIGINT and SIGTERM delivered exactly as chosen imports start, spread over the whole run
+    from the package's first import to the last one main() makes: each ends as main() ends it."""
     cmd = _entry_points()[entry]
-    env = {**os.environ, "PYTHONPROFILEIMPORTTIME": "1"}
-    complete = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=60).stdout
-    assert complete.count("\n") > 10  # the rules listing
-    problems: list[str] = []
-    handled = 0
-    deadline = time.monotonic() + 8
-    for delay_ms in (0, 5, 10, 15, 20, 25, 30, 40, 50, 60, 80) * 2:
-        for sig in STOPPED:
-            proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
-            time.sleep(delay_ms / 1000)
-            proc.send_signal(sig)
-            out, err = proc.communicate(timeout=60)
-            handled += proc.returncode == STOPPED[sig][1]
-            problem = _problem(sig, proc.returncode, out, err, complete)
-            if problem:
-                problems.append(f"{sig.name} after {delay_ms} ms: {problem}")
-        if time.monotonic() > deadline:
-            break
+    record = tmp_path / "imports.txt"
+    complete = subprocess.run(cmd, capture_output=True, text=True, timeout=120,
+                              env=_hooked(tmp_path, RECORD_IMPORTS=str(record)))
+    assert complete.returncode == 0 and complete.stdout.count("\n") > 10, complete.stderr  # the rules listing
+    names = list(dict.fromkeys(record.read_text().split()))
+    # Imports before main() (reviewer.cli's) and inside it (the command loads the rules).
+    assert {"reviewer.cli", "reviewer.engine.registry"} <= set(names) and len(names) > 20, names
+    points = _import_points(names)
+    assert points[0] == names[0] and points[-1] == names[-1] and len(points) >= 8
+    problems = []
+    for name in points:
+        for sig, (word, code) in STOPPED.items():
+            done = subprocess.run(cmd, capture_output=True, text=True, timeout=120,
+                                  env=_hooked(tmp_path, SIGNAL_AT_IMPORT=f"{name}:{sig.name}"))
+            if (done.returncode, done.stdout, done.stderr) != (code, "", f"reviewer: {word}; no verdict\n"):
+                problems.append(f"{sig.name} at the import of {name}: exit {done.returncode}, "
+                                f"stdout {done.stdout[-100:]!r}, stderr {done.stderr[-300:]!r}")
     assert not problems, "\n".join(problems)
-    assert handled >= 4, "no signal landed while the program ran: the test proved nothing"
 
 
 SHIM = '''\
@@ -121,8 +110,7 @@ time.sleep(30)  # the handler runs here; if it returns, the test fails on the ex
 @pytest.mark.parametrize("entry", list(_entry_points()))
 @pytest.mark.parametrize("sig", list(STOPPED), ids=lambda s: s.name)
 def test_a_signal_during_the_cli_imports_is_one_line(tmp_path: Path, entry: str, sig: signal.Signals) -> None:
-    """Deterministic version of the loop above: the signal lands while reviewer.cli is
-    still importing its modules (a module on PYTHONPATH named `argparse`, which the
+    """The signal lands while reviewer.cli is still importing its modules (a module on PYTHONPATH named `argparse`, which the
     interpreter's own startup never imports, sends it), long before main() runs."""
     (tmp_path / "argparse.py").write_text(SHIM)
     env = {**os.environ, "PYTHONPATH": str(tmp_path), "SIGNAL_DURING_IMPORT": sig.name}

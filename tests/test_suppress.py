@@ -170,7 +170,9 @@ def test_a_line_of_spaces_is_parsed_in_linear_time(tmp_path) -> None:
     line = "// reviewer-ignore: probe/flag" + " " * 200_000 + "x"
     started = time.perf_counter()
     parsed = parse_directive(line)
-    assert time.perf_counter() - started < 2.0  # a sanity guard; it takes about a millisecond
+    # A hang guard, not a speed test (bench/ measures speed): linear takes about a millisecond,
+    # the old cubic parser would take hours here, so no machine load brings the two close.
+    assert time.perf_counter() - started < 60
     assert parsed == (("probe/flag", "x"), "")
     # The same line through a whole review: the directive is found (it has no
     # reason, so it silences nothing and is reported), and the review returns.

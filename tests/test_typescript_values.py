@@ -291,4 +291,4 @@ def test_cycles_and_shared_bindings_stay_bounded() -> None:
     assert program.duration_ms(module.constant("loop")) is None
     assert program.duration_ms(module.constant("ping")) is None
     assert program.duration_ms(module.constant("selfJitter")) is None
-    assert time.monotonic() - started < 5
+    assert time.monotonic() - started < 60  # a hang guard: an exponential walk would never end
