@@ -9,7 +9,8 @@ the repository's HEAD, its refs and shallow list through symbolic links, and
 its object store as a read-only alternate). Objects git derives go to the
 shadow's own store, every transport is refused (`GIT_ALLOW_PROTOCOL` names
 none, overriding any config), lazy fetching is off, and no work tree is ever
-touched.
+touched. Before git reads anything, every piece of git metadata must be a regular
+file or a real directory inside the git directory (`check_git_metadata`).
 """
 
 from __future__ import annotations
@@ -172,12 +173,12 @@ def _hostile(path: Path, why: str) -> ReviewerError:
 def _small_file(path: Path, limit: int, what: str) -> bytes | None:
     """The bytes of a regular file of at most `limit` bytes, None if absent.
 
-    A FIFO would hang the review and a device such as /dev/zero would fill
-    memory: only a regular file is ever read.
+    A FIFO would hang the review, a device such as /dev/zero would fill
+    memory and a symbolic link could lead anywhere: only a regular file is read.
     """
     try:
-        st = path.stat()
-    except FileNotFoundError:
+        st = os.lstat(path)
+    except (FileNotFoundError, NotADirectoryError):
         return None
     except OSError as exc:
         raise _hostile(path, f"{what} cannot be read ({exc.strerror})") from None
@@ -189,15 +190,101 @@ def _small_file(path: Path, limit: int, what: str) -> bytes | None:
         return fh.read(limit + 1)[:limit]
 
 
-def _check_borrowed(path: Path, directory: bool) -> None:
+# Git metadata: what git reads to find a repository, its refs and its objects. Each must be a regular
+# file (or a real directory) inside the git directory: through a symbolic link git would read a file from
+# anywhere and quote it in an error ("unexpected line in packed-refs: DATABASE_URL=..."), and a FIFO or a
+# device would hang or flood it. Only lstat and scandir, before any git command reads the repository; a
+# directory is checked before anything under it (lstat follows links in the middle of a path). Not checked,
+# because git never reads them here: hooks/ (reviewer runs no hook: core.hooksPath=/dev/null and the shadow
+# has none), index, logs/, info/attributes and info/exclude, FETCH_HEAD and the other pseudo-refs (the
+# shadow borrows none of them), and the loose objects and packs (their directories are checked, their
+# files are not walked: a stat per object; git reads them as binary data, never quoting them).
+_META_DIRS = ("objects", "objects/pack", "info")
+_META_TREES = ("refs", "objects/info")  # every file and directory under them, walked
+_META_FILES = ("HEAD", "commondir", "gitdir", "config", "config.worktree", "packed-refs", "shallow", "info/grafts")
+_KINDS = ((stat.S_ISLNK, "a symbolic link"), (stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a device"),
+          (stat.S_ISBLK, "a device"), (stat.S_ISSOCK, "a socket"), (stat.S_ISDIR, "a directory"),
+          (stat.S_ISREG, "a file"))
+
+
+def _refused(path: Path, top: Path, why: str) -> ReviewerError:
+    """One line naming `path` (relative to the repository's top level when inside it) and why; never its content."""
+    from reviewer.display import printable
+
+    shown = path.relative_to(top).as_posix() if path.is_relative_to(top) and path != top else str(path)
+    return ReviewerError(f"refusing to read this repository: {printable(shown)} {why}; "
+                         "git metadata must be regular files and directories inside the git directory")
+
+
+def _expect(path: Path, top: Path, directory: bool) -> bool:
+    """Whether `path` exists as a real directory (`directory`) or a regular file; refused if it is anything else."""
     try:
-        st = path.stat()
+        mode = os.lstat(path).st_mode
+    except (FileNotFoundError, NotADirectoryError):
+        return False
     except OSError as exc:
-        raise _hostile(path, f"cannot be read ({exc.strerror})") from None
-    if directory and not stat.S_ISDIR(st.st_mode):
-        raise _hostile(path, "is not a directory")
-    if not directory and not stat.S_ISREG(st.st_mode):
-        raise _hostile(path, "is not a regular file")
+        raise _refused(path, top, f"cannot be examined ({exc.strerror})") from None
+    if (stat.S_ISDIR if directory else stat.S_ISREG)(mode):
+        return True
+    kind = next((name for test, name in _KINDS if test(mode)), "not a regular file")
+    if kind in ("a file", "a directory"):
+        kind += " where a directory is expected" if directory else " where a file is expected"
+    raise _refused(path, top, f"is {kind}")
+
+
+def _walk(root: Path, top: Path) -> None:
+    """`root` and everything under it are real directories and regular files (d_type: no stat per entry)."""
+    pending = [root] if _expect(root, top, directory=True) else []
+    while pending:
+        folder = pending.pop()
+        try:
+            with os.scandir(folder) as entries:
+                for entry in entries:
+                    if entry.is_dir(follow_symlinks=False):
+                        pending.append(Path(entry.path))
+                    elif not entry.is_file(follow_symlinks=False):
+                        _expect(Path(entry.path), top, directory=False)
+        except OSError as exc:
+            raise _refused(folder, top, f"cannot be listed ({exc.strerror})") from None
+
+
+def check_git_metadata(git_dir: Path, common_dir: Path, top: Path) -> None:
+    """Refuse, in one line, a repository whose git metadata is not regular files and real directories
+    inside its git directory (and common directory: a linked worktree's `<common>/worktrees/<name>`)."""
+    if git_dir != common_dir and git_dir.parent != common_dir / "worktrees":
+        raise _refused(git_dir / "commondir", top, "names a common git directory of which this one is not a "
+                       "linked worktree (<common>/worktrees/<name>)")
+    for root in dict.fromkeys((git_dir, common_dir)):
+        for name in _META_DIRS:
+            _expect(root / name, top, directory=True)
+        for name in _META_TREES:
+            _walk(root / name, top)
+        for name in _META_FILES:
+            _expect(root / name, top, directory=False)
+
+
+def _discover(top: Path) -> tuple[Path, Path] | None:
+    """The git and common directories git will find for exactly `top` (a checkout's `.git` directory, the
+    directory a `.git` file names, or `top` itself when bare), found as git finds them but with lstat
+    first and never opening anything but a regular file; None when `top` is neither (git then decides)."""
+    dot = top / ".git"
+    if os.path.lexists(dot) and stat.S_ISDIR(os.lstat(dot).st_mode):
+        git_dir = dot
+    elif os.path.lexists(dot):
+        _expect(dot, top, directory=False)  # a link, a FIFO or a device is refused here
+        text = (_small_file(dot, _HEAD_BYTES, ".git") or b"").decode("utf-8", "surrogateescape").strip()
+        if not text.startswith("gitdir:"):
+            return None  # git refuses it itself
+        git_dir = (top / text[len("gitdir:"):].strip()).resolve()
+    elif all(os.path.lexists(top / name) for name in ("HEAD", "objects", "refs")):
+        git_dir = top
+    else:
+        return None
+    common_dir = git_dir
+    if _expect(git_dir / "commondir", top, directory=False):
+        named = (_small_file(git_dir / "commondir", _HEAD_BYTES, "commondir") or b"").decode("utf-8", "surrogateescape")
+        common_dir = (git_dir / named.strip()).resolve()
+    return git_dir, common_dir
 
 
 def _check_alternates(objects: Path, depth: int) -> None:
@@ -226,9 +313,8 @@ class _Shadow:
 
     def __init__(self, git_dir: Path, common_dir: Path, object_format: str) -> None:
         head = _small_file(git_dir / "HEAD", _HEAD_BYTES, "HEAD") or b"ref: refs/heads/main\n"
+        # Repo checked them (check_git_metadata): regular files and a real directory inside the git directory.
         borrowed = [name for name in ("refs", "packed-refs", "shallow") if os.path.lexists(common_dir / name)]
-        for name in borrowed:
-            _check_borrowed(common_dir / name, directory=name == "refs")
         _check_alternates(common_dir / "objects", _ALTERNATE_DEPTH)
         self._tmp = tempfile.TemporaryDirectory(prefix="reviewer-gitdir-")
         root = Path(self._tmp.name)
@@ -255,10 +341,15 @@ class _Shadow:
 class Repo:
     """A repository opened for reading, addressed through its shadow git directory only."""
 
-    def __init__(self, git_dir: Path, display: str, common_dir: Path | None = None, object_format: str = "sha1") -> None:
+    def __init__(self, git_dir: Path, display: str, common_dir: Path | None = None, object_format: str = "sha1",
+                 top: Path | None = None, checked: bool = False) -> None:
+        """`top`: the checkout's top level (or the bare repository) paths are shown relative to; `checked`:
+        open_repo already ran check_git_metadata on exactly these directories."""
         self.git_dir = git_dir
         self.common_dir = common_dir or git_dir
         self.display = display
+        if not checked:
+            check_git_metadata(git_dir, self.common_dir, top or git_dir)
         self._shadow = _Shadow(git_dir, self.common_dir, object_format)
 
     @property
@@ -457,7 +548,12 @@ def open_repo(path: str) -> Repo:
     # Locate the git directory of exactly this directory (a checkout's top
     # level, a linked worktree or a bare repository), never a parent's. This
     # one command reads the repository's config; it reads no object, so no
-    # promisor remote is ever asked for one.
+    # promisor remote is ever asked for one. What it reads (the `.git` file,
+    # HEAD, commondir, config) is checked first, as git will find it.
+    top = target.resolve()
+    found = _discover(top)
+    if found is not None:
+        check_git_metadata(*found, top)
     cmd = ["git"]
     for item in _SAFE_CONFIG:
         cmd += ["-c", item]
@@ -479,4 +575,5 @@ def open_repo(path: str) -> Repo:
     cdup = "" if bare == "true" else (fields[4] if len(fields) > 4 else "")
     if cdup:
         raise ReviewerError(f"--repo {path}: is inside a repository, not its top level (try --repo {target.resolve() / cdup})")
-    return Repo(Path(git_dir).resolve(), str(path), Path(common_dir).resolve(), object_format)
+    dirs = (Path(git_dir).resolve(), Path(common_dir).resolve())
+    return Repo(dirs[0], str(path), dirs[1], object_format, top=top, checked=dirs == found)
