@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from reviewer.cli import main
-from tests.gitrepo import git, sample_repo
+from gitrepo import git, sample_repo
 
 
 @pytest.fixture(scope="module")
@@ -162,7 +162,7 @@ def test_bad_arguments_are_refused_with_a_clear_message(history, capsys, args, m
 
 
 def test_sweep_never_changes_the_repository(history, tmp_path, capsys) -> None:
-    from tests.gitrepo import state_digest
+    from gitrepo import state_digest
 
     work, commits = history
     before = state_digest(work)
@@ -175,7 +175,7 @@ def test_grep_reuse_between_trees_answers_exactly_what_git_grep_answers(tmp_path
     from reviewer.engine.context import TreeView
     from reviewer.engine.shared import Shared
     from reviewer.gitio import open_repo
-    from tests.gitrepo import Repo
+    from gitrepo import Repo
 
     repo = Repo(tmp_path / "r")
     first = repo.commit({"a.ts": "const claim = 1\n", "b*.ts": "claim()\n", ":(glob)c.ts": "x\nclaim\n",
@@ -198,7 +198,7 @@ def test_grep_reuse_between_trees_answers_exactly_what_git_grep_answers(tmp_path
 
 
 def test_a_commit_whose_objects_are_missing_is_refused_and_the_sweep_goes_on(tmp_path, capsys) -> None:
-    from tests.gitrepo import Repo
+    from gitrepo import Repo
 
     repo = Repo(tmp_path / "r")
     first = repo.commit({"a.ts": "export const a = 1\n"})

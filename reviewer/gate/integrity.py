@@ -17,6 +17,7 @@ from reviewer.display import BIDI_CONTROLS, printable
 from reviewer.errors import ReviewerError
 from reviewer.gitio import RawChange, Repo, is_full_sha
 from reviewer.gate.limits import Limits, check_patch, limits_check
+from reviewer.gate.lookalike import escaped, lookalike_problems, suspicious
 from reviewer.report.model import Check, CheckStatus, Severity
 from reviewer.inputs.patchfile import HeaderInfo, NumstatEntry, PatchFile, numstat, sha256_file
 from reviewer.engine.api import CheckGroup, CheckSpec
@@ -140,8 +141,9 @@ def check_artifacts(artifacts: tuple[Artifact, ...]) -> list[Check]:
 
 
 def printable_path(path: str) -> str:
-    """`path` as a reader may safely see it (see reviewer.display)."""
-    return printable(path)
+    """`path` as a reader may safely see it (see reviewer.display); a look-alike
+    (reviewer.gate.lookalike) has every non-ASCII character escaped."""
+    return escaped(path) if suspicious(path) else printable(path)
 
 
 # Code points HFS+ ignores when it compares names (git's `is_hfs_dotgit`):
@@ -183,9 +185,17 @@ def path_problem(path: str) -> str | None:
     return None
 
 
-def check_paths(entries: tuple[NumstatEntry, ...], headers: list[HeaderInfo], modes: dict[str, str], inputs: Inputs) -> Check:
-    """`modes` are what git wrote; header modes cover patches git refused to apply."""
+def check_paths(
+    entries: tuple[NumstatEntry, ...], headers: list[HeaderInfo], modes: dict[str, str], inputs: Inputs,
+    base_tree: str | None = None, deleted: frozenset[str] = frozenset(),
+) -> Check:
+    """`modes` are what git wrote; header modes cover patches git refused to apply.
+
+    A path the patch writes or renames from that is safe but a look-alike (it mixes
+    scripts, or reads as another path of `base_tree` or of the patch) fails too;
+    the base tree is listed only when such a path has a non-ASCII character."""
     problems: list[str] = []
+    written: list[str] = []
     aligned = headers if len(headers) == len(entries) else [HeaderInfo(None, False)] * len(entries)
     for entry, header in zip(entries, aligned):
         source = header.source
@@ -195,11 +205,17 @@ def check_paths(entries: tuple[NumstatEntry, ...], headers: list[HeaderInfo], mo
             why = path_problem(path)
             if why:
                 problems.append(f"'{printable_path(path)}': {why}")
+            elif (path == entry.path and path not in deleted) or (path != entry.path and not header.copied):
+                written.append(path)  # added, modified, renamed or copied to; renamed from
         mode = modes.get(entry.path) or header.new_mode
         if mode == "120000" and not inputs.allow_symlinks:
             problems.append(f"'{printable_path(entry.path)}': creates a symbolic link")
         if mode == "160000" and not inputs.allow_gitlinks:
             problems.append(f"'{printable_path(entry.path)}': creates a gitlink (submodule)")
+    changed = [p for e, h in zip(entries, aligned) for p in (e.path, h.source) if p is not None]
+    listed = (lambda: [*inputs.repo.ls_tree(base_tree), *changed]) if base_tree else (lambda: changed)
+    for path, why in lookalike_problems(written, listed).items():
+        problems.append(f"'{escaped(path)}': {why}")
     if problems:
         return Check("integrity/paths", CheckStatus.FAIL, "; ".join(sorted(set(problems))))
     return Check("integrity/paths", CheckStatus.PASS, f"{len(entries)} path{_s(len(entries))}, all safe")
@@ -287,7 +303,8 @@ def run_gate(
     else:
         checks.append(check_file_count(entries, inputs.expect_files))
         raw = repo.diff_trees(base_tree, patched_tree) if base_tree and patched_tree else {}
-        checks.append(check_paths(entries, headers, {p: c.new_mode for p, c in raw.items()}, inputs))
+        deleted = frozenset(p for p, c in raw.items() if c.status == "D")
+        checks.append(check_paths(entries, headers, {p: c.new_mode for p, c in raw.items()}, inputs, base_tree, deleted))
         checks.append(limits_check([]))
         return GateResult(tuple(checks), base_tree, patched_tree, entries, raw)
     checks.append(limits_check([]))
@@ -420,13 +437,20 @@ INTEGRITY_CHECKS: tuple[CheckSpec, ...] = (
         summary="No path the patch writes or renames from is empty, absolute, has a `..` or `.` component, a "
         "backslash, a control or bidirectional character, invalid UTF-8, a Windows device name, or lies inside "
         "`.git/` (in any case, `.git.`, `git~1`, with code points HFS+ ignores); no file becomes a symbolic link "
-        "or a gitlink unless `--allow-symlinks` / `--allow-gitlinks` says so.",
+        "or a gitlink unless `--allow-symlinks` / `--allow-gitlinks` says so. No path it adds, modifies, renames "
+        "(either side) or copies to is a look-alike (Unicode TS #39): a name or extension that mixes scripts "
+        "(Latin with Cyrillic or Greek; one script, or Latin with Han and kana, Hangul or Bopomofo, is fine), or a "
+        "path whose confusable skeleton is that of another path or directory of the base tree or of the patch.",
         why=(
             "Paths are chosen by the patch's author. A file inside `.git/` can plant a hook or a config that "
             "runs a program on the next git command; `..`, absolute paths and symbolic links write outside the "
             "tree (CVE-2023-23946: a symlink, then a write through it); control and bidirectional characters "
-            "make a report show a different name than the one written. A patch with an unsafe path is not "
-            "reconstructed and no rule runs on it; the path is shown escaped, never raw."
+            "make a report show a different name than the one written. A look-alike is two names that show as one: "
+            "`packages/core/src/sess\\u0456on/input.ts` (a Cyrillic i) reads as `packages/core/src/session/input.ts`, "
+            "so a rename moves the file out of every rule's scope while the file table seems to show the same path. "
+            "The Unicode data (scripts, confusables) is read only when a changed path has a non-ASCII character. "
+            "A patch with an unsafe path is not reconstructed and no rule runs on it; the path is shown escaped "
+            "(`\\u0456`), never raw."
         ),
         bad=(
             "diff --git a/.git/config b/.git/config\n"
@@ -437,13 +461,16 @@ INTEGRITY_CHECKS: tuple[CheckSpec, ...] = (
             "+[core]\n"
             "+    hooksPath = tools/hooks\n"
             "# also refused: a/../../etc/profile, /etc/profile, .GIT/config, git~1/config,\n"
-            "# CON.ts, a name with ESC or U+202E in it, a new file with mode 120000 (a symlink)"
+            "# CON.ts, a name with ESC or U+202E in it, a new file with mode 120000 (a symlink),\n"
+            "# a rename of packages/core/src/session/input.ts to packages/core/src/sess\\u0456on/input.ts (Cyrillic i),\n"
+            "# src/r\\u03bfuter.ts (Greek omicron) beside src/router.ts"
         ),
         good=(
             "diff --git a/src/session/lease.ts b/src/session/lease.ts\n"
             "--- a/src/session/lease.ts\n"
             "+++ b/src/session/lease.ts\n"
-            "# a relative path inside the tree, written as a regular file"
+            "# a relative path inside the tree, written as a regular file; a name in one script that reads as no\n"
+            "# other path passes too: docs/\u8aac\u660e.md, docs/r\u00e9sum\u00e9.md"
         ),
     ),
     CheckSpec(
