@@ -97,6 +97,13 @@ class TreeView:
         self._scanned: dict[str, set[str]] = {}  # regex -> TypeScript paths matching it (prescan)
         self._words: dict[str, bool] = {}  # word -> occurs as a whole word in TypeScript (prescan)
 
+    @property
+    def repository(self) -> Repo:
+        """The repository this tree is read from, for the one question a tree cannot answer:
+        its commit's history (schema-prev-ids asks where an id was held). Every command
+        still goes through the reviewer's shadow git directory (reviewer/gitio.py)."""
+        return self._repo
+
     @cached_property
     def _entries(self) -> dict[str, tuple[str, str, str]]:
         return self._repo.ls_tree(self.tree)

@@ -27,7 +27,10 @@ uses from its siblings, and none imports this `__init__`:
 
 * `spec`: the options and the checks the family declares;
 * `state`: the review's shared state (`State`);
-* `snapshots`: parsing snapshots and their JSON spans; single-file snapshots;
+* `snapshots`: parsing snapshots and their JSON spans; single-file snapshots,
+  whose ids are compared byte for byte, as drizzle-kit compares them;
+* `history`: where the base's git history had an id (an earlier version's
+  id, or only a parent some version named);
 * `tsread`: reading TypeScript values and parse errors through the model;
 * `migrations`: the migration directory and its registry;
 * `chains`: drizzle-kit folder chains (v1 folders, legacy journals);

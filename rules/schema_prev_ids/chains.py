@@ -20,13 +20,17 @@ from reviewer.engine.globs import matches
 from reviewer.report.model import Location
 from reviewer.rules.schema_prev_ids.snapshots import (
     REVEAL_FORK,
+    UUID_FORM,
     Broken,
     Snapshot,
     fmt_ids,
     is_uuid,
     loc,
+    loose_match,
     parse_snapshot,
+    quoted,
     short,
+    show_id,
     top_level_spans,
 )
 from reviewer.rules.schema_prev_ids.state import State
@@ -37,7 +41,7 @@ from reviewer.rules.schema_prev_ids.state import State
 
 def _fmt_prev(snap: "Snapshot") -> str:
     """prevIds as a list, the legacy single prevId as a value."""
-    return f"`{snap.prev_ids[0]}`" if snap.prev_key == "prevId" else fmt_ids(snap.prev_ids)
+    return show_id(snap.prev_ids[0]) if snap.prev_key == "prevId" else fmt_ids(snap.prev_ids)
 
 
 @dataclass(frozen=True)
@@ -150,13 +154,16 @@ def check_chain(st: State, chain: _Chain) -> str | None:
                 anchor=f"{path}:malformed",
             )
         elif isinstance(snap, Snapshot) and (not is_uuid(snap.id) or snap.id in roots_ids):
+            like = _loose_of(snap.id, sorted(s.id for s in base.values() if isinstance(s, Snapshot)), "the base id")
             st.add(
                 "id-not-fresh",
-                title=f"snapshot id {short(snap.id)} is not a fresh UUID",
-                message=f"`{path}` has id `{snap.id}`, which is {'the root id' if snap.id in roots_ids else 'not a UUID'}.",
+                title=f"snapshot id {short(snap.id) if is_uuid(snap.id) else quoted(snap.id)} is not a fresh UUID",
+                message=f"`{path}` has id {show_id(snap.id)}, which is "
+                + ("the root id." if snap.id in roots_ids
+                   else f"not a UUID as drizzle-kit writes it ({UUID_FORM})" + (f": it is {like}." if like else ".")),
                 location=loc(snap, "id"),
                 failure_sequence=(
-                    f"the snapshot is recorded under `{snap.id}`",
+                    f"the snapshot is recorded under {show_id(snap.id)}",
                     "a child naming it cannot be told apart from the root / other ids",
                     *REVEAL_FORK[1:],
                 ),
@@ -199,6 +206,7 @@ def _report_graph(
             anchor=f"{at}:duplicate:{ident}",
         )
     base_ids = {s.id: s for s in base.values() if isinstance(s, Snapshot)}
+    chain_ids = sorted({s.id for s in patched.values() if isinstance(s, Snapshot)} | set(base_ids))
     for path, parent in sorted(now.dangling - was.dangling):
         snap = patched[path]
         assert isinstance(snap, Snapshot)
@@ -206,12 +214,20 @@ def _report_graph(
         related = []
         if gone is not None:
             related.append(Location(gone.path, gone.span("id")[0], gone.span("id")[1], "the parent in the base tree, removed or renumbered by the patch"))
+        # An id in another case or with whitespace around it is another id to drizzle-kit: say which one it spells loosely.
+        like = _loose_of(parent, chain_ids, "the id") or _loose_of(parent, sorted(st.opt("root_ids")), "the root id")
         st.add(
             "dangling-parent",
-            title=f"snapshot names missing parent {short(parent)}",
+            title=f"snapshot names missing parent {short(parent) if is_uuid(parent) else quoted(parent)}",
             message=(
-                f"`{path}` names `{parent}` in {snap.prev_key}, but no snapshot of `{chain.root or '.'}` has that id"
-                + (" any more (the patch removed or renumbered it)." if gone else " (it was generated on another branch or against a deleted snapshot).")
+                f"`{path}` names {show_id(parent)} in {snap.prev_key}, but no snapshot of `{chain.root or '.'}` has that id"
+                + (
+                    f": it is not an id as drizzle-kit writes it ({UUID_FORM})" + (f"; it is {like}" if like else "")
+                    + ", and drizzle-kit compares ids byte for byte."
+                    if not is_uuid(parent)
+                    else " any more (the patch removed or renumbered it)." if gone
+                    else " (it was generated on another branch or against a deleted snapshot)."
+                )
             ),
             location=loc(snap, snap.prev_key),
             related=related,
@@ -312,6 +328,15 @@ def _continues_new_link(prev: set[str], leaves: set[str], new_ids: set[str]) -> 
     predecessor are generated correctly and would only repeat that finding.
     """
     return bool(prev) and prev <= new_ids and prev <= leaves
+
+
+def _loose_of(value: str, ids: Iterable[str], label: str) -> str:
+    """"<label> `<id>` in upper case" (or with a leading space, ...) when `value` spells one of `ids` loosely, else ""."""
+    for ident in ids:
+        how = loose_match(value, ident)
+        if how:
+            return f"{label} `{ident}` {how}"
+    return ""
 
 
 def _leaves(patched: Mapping[str, Snapshot | Broken]) -> list[str]:

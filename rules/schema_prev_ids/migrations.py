@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Iterable
 
 from reviewer.change.changeset import FileStatus
 from reviewer.report.model import Location
-from reviewer.rules.schema_prev_ids.snapshots import SingleResult, edit_span, loc
+from reviewer.rules.schema_prev_ids.snapshots import SingleResult, edit_span, loc, show_id
 from reviewer.rules.schema_prev_ids.state import State
 from reviewer.rules.schema_prev_ids.tsread import leaves, parse_error_blocks, top_level_values
 
@@ -98,7 +98,7 @@ def check_migrations(st: State, single: SingleResult | None) -> list[str]:
             "migration-missing",
             title=f"{posixpath.basename(single.snapshot.path)} changed without a new migration",
             message=(
-                f"`{single.snapshot.path}` is a new snapshot version (id `{single.snapshot.id}`), but the patch adds "
+                f"`{single.snapshot.path}` is a new snapshot version (id {show_id(single.snapshot.id)}), but the patch adds "
                 f"no migration under `{migration_dir}/`; existing databases never get the schema it describes.{instead}"
             ),
             location=loc(single.snapshot, "id"),

@@ -4,6 +4,11 @@ Parsing a snapshot (`id`, `prevIds`/`prevId`) with the line span of each
 top-level key, the helpers that format ids and point at a snapshot, and the
 checks of single-file snapshots (opencode's `packages/core/schema.json`):
 the patched `prevIds` names the base version's `id`, and the id is fresh.
+
+Ids are compared as drizzle-kit compares them, byte for byte: it writes an
+id with `crypto.randomUUID()` (lowercase hex, 8-4-4-4-12) and copies the
+parent's id verbatim, so an id in another case or with whitespace around it
+is another id, and is shown quoted (`quoted`) so the difference is visible.
 """
 
 from __future__ import annotations
@@ -16,10 +21,17 @@ from typing import Any, Mapping, Sequence
 
 from reviewer.change.changeset import ChangedFile, FileStatus
 from reviewer.report.model import Location
+from reviewer.rules.schema_prev_ids.history import lookup
 from reviewer.rules.schema_prev_ids.state import State
 
 
-_UUID = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
+# An id as drizzle-kit writes it: `crypto.randomUUID()`, lowercase hex 8-4-4-4-12, nothing around it.
+# drizzle-kit copies the parent's id into prevIds verbatim and compares ids as strings, so an
+# id in another case or with whitespace around it is a different id (it names no snapshot).
+_UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
+UUID_FORM = "lowercase hex, 8-4-4-4-12"
+# Characters that hide around an id: whitespace and the zero-width ones Python's strip() keeps.
+_INVISIBLE = "\u200b\u200c\u200d\u2060\ufeff"
 
 
 REVEAL_FORK = (
@@ -38,11 +50,53 @@ def short(value: str) -> str:
 
 
 def fmt_ids(ids: Sequence[str]) -> str:
-    return "[" + ", ".join(f"`{i}`" for i in ids) + "]"
+    return "[" + ", ".join(show_id(i) for i in ids) + "]"
 
 
 def is_uuid(value: str) -> bool:
-    return bool(_UUID.match(value))
+    """An id exactly as drizzle-kit writes it (`fullmatch`: `$` would let a trailing newline through)."""
+    return bool(_UUID.fullmatch(value))
+
+
+def quoted(value: str) -> str:
+    """`value` as a JSON string literal, ASCII only: a space, a tab, a zero-width or
+    look-alike character, or a case difference stays visible wherever it is shown."""
+    return json.dumps(value, ensure_ascii=True)
+
+
+def show_id(value: str, roots: Sequence[str] = ()) -> str:
+    """An id for a message, in a code span: as it is when well formed, quoted when not."""
+    return f"`{value}`" if is_uuid(value) or value in roots else f"`{quoted(value)}`"
+
+
+def loose_match(value: str, target: str) -> str:
+    """How `value` is `target` written loosely (another case, whitespace around it), or "".
+
+    drizzle-kit never writes such an id; it compares ids byte for byte, so the
+    loose one names nothing, whatever a case-insensitive reader would think.
+    """
+    if value == target:
+        return ""
+    core = value.strip().strip(_INVISIBLE).strip()
+    if core.lower() != target.lower():
+        return ""
+    ways = []
+    if core != target:
+        ways.append("in upper case" if core == target.upper() else "in another case")
+    start = value.find(core)
+    lead, trail = value[:start], value[start + len(core):]
+    pad = " and ".join(_padding(text, side) for text, side in ((lead, "leading"), (trail, "trailing")) if text)
+    if pad:
+        ways.append(f"with {pad}")
+    return " ".join(ways)
+
+
+def _padding(text: str, side: str) -> str:
+    if text == " ":
+        return f"a {side} space"
+    if set(text) == {" "}:
+        return f"{len(text)} {side} spaces"
+    return f"{side} {quoted(text)}"
 
 
 def top_level_spans(text: str) -> dict[str, tuple[int, int]]:
@@ -273,13 +327,33 @@ def check_single(st: State, path: str) -> SingleResult | None:
 def _check_single_prev(
     st: State, snap: Snapshot, base: Snapshot | None, expected: tuple[str, ...], source: str
 ) -> None:
-    if not expected or list(snap.prev_ids) == list(expected):
+    """The patched prevIds is exactly `expected`, compared as drizzle-kit compares ids: byte for byte.
+
+    There is no exemption: an id in another case or with whitespace around it,
+    the root id on a snapshot the base already had, an earlier snapshot's id
+    and an id no snapshot ever had are each a must-fix; the base's git history
+    only tells which of them it is (history.py).
+    """
+    if expected and list(snap.prev_ids) == list(expected):
         return
+    roots = tuple(st.opt("root_ids"))
+    malformed = [p for p in snap.prev_ids if not is_uuid(p) and p not in roots]
+    if not expected and not malformed:
+        return  # the base version is unreadable: noted, the parent is unproven
     name = posixpath.basename(snap.path)
-    parent = expected[0]
-    if _unknown_parent(st, snap, base, source):
-        return
-    if base is not None and set(snap.prev_ids) & set(base.prev_ids):
+    parent = expected[0] if expected else ""
+    what = "expected parent" if source == "--expect-prev-id" else "base id"
+    if malformed:
+        why, fork = _malformed(malformed, parent, what, base, roots)
+    elif base is not None and snap.prev_ids and set(snap.prev_ids) <= set(roots):
+        had = [p for p in base.prev_ids if p not in roots]
+        why = (
+            f"it resets the chain to the root id, but the base snapshot `{base.id}` has a parent {fmt_ids(had)}"
+            if had
+            else f"it names the root id, but the base snapshot `{base.id}` is already the chain's first snapshot"
+        ) + ": only the first snapshot of a chain has no parent"
+        fork = f"the chain restarts at this snapshot, cut off from `{base.id}` and everything before it"
+    elif base is not None and set(snap.prev_ids) & set(base.prev_ids):
         shared = sorted(set(snap.prev_ids) & set(base.prev_ids))
         why = (
             f"{'prevIds is left as in the base version: it ' if list(snap.prev_ids) == list(base.prev_ids) else 'it '}"
@@ -294,9 +368,11 @@ def _check_single_prev(
     elif base is not None and base.id in snap.prev_ids:
         why = f"it names the base snapshot's id, but the parent was given as `{parent}`: the patch is not based on the expected snapshot"
         fork = f"the patch's migration lands after `{base.id}` instead of `{parent}`, forking the chain the deployment expects"
+    elif not snap.prev_ids:
+        why = "it names no parent at all"
+        fork = "the snapshot has no parent: the chain restarts at it"
     else:
-        why = "no snapshot of the base chain has that id"
-        fork = f"the snapshot hangs off {fmt_ids(snap.prev_ids)}, outside the chain the patch was generated in"
+        why, fork = _not_the_parent(st, snap, parent, roots)
     related = (
         [loc(base, "id", f"base version of this file: id `{short(base.id)}`, the parent the patched prevIds must name")]
         if base
@@ -307,20 +383,30 @@ def _check_single_prev(
         related.append(loc(snap, "id", "the patch gives the snapshot a new id here but not a new parent"))
     if not f.touches(*snap.span(snap.prev_key)) and not f.touches(*snap.span("id")):
         related += edit_span(f, "the patch changes the snapshot here, keeping the old prevIds")
+    # Ids that share their first characters are told apart only by the whole id.
+    clash = any(p != parent and p not in malformed and short(p) == short(parent) for p in snap.prev_ids)
+    cut = (lambda value: value) if clash else short
+    named = ", ".join(quoted(p) if p in malformed else cut(p) for p in snap.prev_ids) or "nothing"
     st.add(
         "prev-id-mismatch",
         title=(
-            f"{name} prevIds names {', '.join(short(p) for p in snap.prev_ids) or 'nothing'}, "
-            f"not the {'expected parent' if source == '--expect-prev-id' else 'base id'} {short(parent)}"
+            f"{name} prevIds names {named}, not the {what} {cut(parent)}"
+            if parent
+            else f"{name} prevIds names {named}, not an id as drizzle-kit writes it"
         ),
         message=(
             f"`{snap.path}` has prevIds {fmt_ids(snap.prev_ids)}, but its parent must be {fmt_ids(expected)} "
             f"({source}); {why}."
+            if parent
+            else f"`{snap.path}` has prevIds {fmt_ids(snap.prev_ids)}; {why} (the base version cannot be read, "
+            "so which parent it must name is unknown)."
         ),
         location=loc(snap, snap.prev_key),
         related=related,
         failure_sequence=(
-            f"the patch was generated against the schema with id `{parent}`",
+            f"the patch was generated against the schema with id `{parent}`"
+            if parent
+            else "the patch was generated against an unknown schema",
             f"its snapshot instead claims {fmt_ids(snap.prev_ids)} as parent",
             fork,
             *REVEAL_FORK[1:],
@@ -329,44 +415,74 @@ def _check_single_prev(
     )
 
 
-def _unknown_parent(st: State, snap: Snapshot, base: Snapshot | None, source: str) -> bool:
-    """The patched prevIds names only ids the base chain does not know: not a fork the tree can show.
+def _malformed(
+    malformed: Sequence[str], parent: str, what: str, base: Snapshot | None, roots: Sequence[str]
+) -> tuple[str, str]:
+    """Why an id drizzle-kit never writes names no snapshot, and what it is a loose spelling of."""
+    known = [(parent, f"the {what} `{parent}`")] if parent else []
+    if base is not None:
+        known += [(base.id, f"the base id `{base.id}`")] + [(p, f"the base snapshot's own parent `{p}`") for p in base.prev_ids]
+    known += [(r, f"the root id `{r}`") for r in roots]
+    bits = []
+    for p in malformed:
+        like = next((f"{label} {how}" for target, label in known if target and (how := loose_match(p, target))), "")
+        bits.append(f"`{quoted(p)}` is not an id as drizzle-kit writes it ({UUID_FORM})" + (f": it is {like}" if like else ""))
+    why = "; ".join(bits) + ". drizzle-kit compares ids byte for byte, so that entry names no snapshot"
+    fork = "drizzle-kit finds no snapshot with that id: the chain breaks at this snapshot"
+    return why, fork
 
-    A single-file layout keeps one snapshot: the tree after the patch holds one
-    node, so its chain is linear whatever that node's prevIds says. What the
-    tree can show is a parent the base chain knows: the base snapshot's own
-    parent (the base and the patch then both descend from it: a fork) or the
-    base id beside other parents. A parent it does not know (a branch's
-    intermediate snapshot that a squash merge never brought in, or the root
-    id of a snapshot regenerated from an empty baseline) names no snapshot of
-    this tree, so the family says so in its summary instead of claiming a
-    fork. An explicit `--expect-prev-id` is always held to.
+
+def _not_the_parent(st: State, snap: Snapshot, parent: str, roots: Sequence[str]) -> tuple[str, str]:
+    """Why a well-formed id that is not the expected parent is wrong, from the base's git history.
+
+    An earlier version's id means the patch was generated against an older
+    schema than the base's (the base moved on: a fork); an id no version of the
+    file ever had, in the base tree or in any commit before it, names no
+    snapshot at all. Neither is exempt.
     """
-    if base is None or source == "--expect-prev-id":
-        return False
-    known = {base.id, *base.prev_ids}
-    if set(snap.prev_ids) & known or snap.id in snap.prev_ids:
-        return False
-    roots = set(st.opt("root_ids"))
-    # Two ids may share their first characters: then only the whole ids tell them apart.
-    show = short if short(base.id) not in {short(p) for p in snap.prev_ids} else (lambda value: value)
-    what = (
-        "the root id (regenerated from an empty baseline)"
-        if snap.prev_ids and set(snap.prev_ids) <= roots
-        else f"{', '.join(show(p) for p in snap.prev_ids) or 'nothing'}, which no snapshot of this tree has"
+    f = st.files[snap.path]
+    path = f.source_path
+    others = [p for p in snap.prev_ids if p != parent and p not in roots]
+    found = [lookup(st, path, p) for p in others[:4]]
+    older = next((h for h in found if h.as_id), None)
+    if older is not None:
+        assert older.as_id is not None
+        why = (
+            f"`{older.ident}` is the id `{path}` had at commit `{older.as_id[:12]}`, before the base: the patch was "
+            f"generated against an older snapshot, and the base has moved on from it to `{parent}`"
+        )
+        fork = f"the chain already continues from `{older.ident}` towards `{parent}`; this snapshot branches off beside it: the chain forks"
+        return why, fork
+    first = found[0] if found else None
+    prefix = (
+        f" (`{first.ident}` shares its first 8 characters with `{parent}`, not the rest)"
+        if first is not None and parent and first.ident[:8] == parent[:8]
+        else ""
     )
-    st.notes.append(
-        f"{posixpath.basename(snap.path)} prevIds names {what}, not the base id {show(base.id)}: the base "
-        f"snapshot is replaced by one node, so the chain stays linear (no fork this tree can show)"
-    )
-    return True
+    if first is not None and first.as_parent:
+        why = (
+            f"no snapshot of the base tree or of its history has the id `{first.ident}`{prefix}: it appears only as "
+            f"the parent that the version of `{path}` at commit `{first.as_parent[:12]}` names (an intermediate "
+            "snapshot no commit holds, e.g. of a squashed branch)"
+        )
+    else:
+        why = (
+            f"no snapshot of the base tree or of its history has that id{prefix}"
+            + (first.where if first is not None else "")
+        )
+    fork = f"the snapshot hangs off {fmt_ids(snap.prev_ids)}, outside the chain the patch was generated in"
+    return why, fork
 
 
 def _check_single_id(st: State, snap: Snapshot, base: Snapshot | None, roots: tuple[str, ...]) -> None:
     name = posixpath.basename(snap.path)
     problem = ""
     if not is_uuid(snap.id):
-        problem = "is not a UUID"
+        like = loose_match(snap.id, base.id) if base is not None else ""
+        problem = f"is not a UUID as drizzle-kit writes it ({UUID_FORM})" + (
+            f": it is the base snapshot's id `{base.id}` {like}, so the snapshot was edited in place and the id "
+            "disguised instead of regenerated" if base is not None and like else ""
+        )
     elif snap.id in roots:
         problem = "is the root id, which only the first snapshot's parent may use"
     elif base is not None and snap.id == base.id:
@@ -382,12 +498,12 @@ def _check_single_id(st: State, snap: Snapshot, base: Snapshot | None, roots: tu
         related += edit_span(st.files[snap.path], "the patch changes the snapshot here, keeping the old id")
     st.add(
         "id-not-fresh",
-        title=f"{name} id {short(snap.id)} is not a fresh UUID",
-        message=f"The patched `{snap.path}` has id `{snap.id}`, which {problem}. A new snapshot version needs a new UUID.",
+        title=f"{name} id {short(snap.id) if is_uuid(snap.id) else quoted(snap.id)} is not a fresh UUID",
+        message=f"The patched `{snap.path}` has id {show_id(snap.id, roots)}, which {problem}. A new snapshot version needs a new UUID.",
         location=loc(snap, "id"),
         related=related,
         failure_sequence=(
-            f"the schema in this patch is recorded under id `{snap.id}`",
+            f"the schema in this patch is recorded under id {show_id(snap.id, roots)}",
             "another snapshot (or none) already answers to that id",
             "the next migration's prevIds cannot say which schema it starts from",
             "drizzle-kit diffs against the wrong schema and regenerates DDL that is already applied",

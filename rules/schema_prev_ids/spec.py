@@ -105,20 +105,28 @@ CHECKS: tuple[CheckSpec, ...] = (
     _spec(
         "prev-id-mismatch", Severity.MUST_FIX,
         "Snapshot prevIds does not name the base snapshot",
-        "A changed snapshot's prevIds must be exactly [id of the snapshot it was generated from]; a folder chain the "
-        "patch leaves as one line (one root, one newest snapshot, every parent resolving) passes, and a single-file "
-        "snapshot whose parent the tree never held (a squashed branch's intermediate, the root id) is noted, not reported.",
+        "A changed snapshot's prevIds must be exactly [id of the snapshot it was generated from], compared as "
+        "drizzle-kit compares ids: byte for byte, no case folding, no trimming. A single-file snapshot must name its "
+        "base version's id (or the id given as --expect-prev-id); an entry that is not an id as drizzle-kit writes it "
+        "(lowercase hex, 8-4-4-4-12: another case, whitespace around it) is reported quoted, with the id expected; the "
+        "root id is allowed only on a new snapshot, not as a reset of one whose base had a snapshot; an id an earlier "
+        "version had (found in the base's git history: the patch was generated against an older schema) and an id no "
+        "snapshot ever had (a squashed branch's intermediate) are reported too, never exempted. A folder chain the "
+        "patch leaves as one line (one root, one newest snapshot, every parent resolving) passes.",
         "The snapshot chain is how drizzle-kit knows which schema a migration starts from. A snapshot whose "
         "prevIds names anything but the base snapshot forks the chain: the next generate diffs against the "
         "wrong parent, and two branches' migrations can both claim the same parent.",
         '// packages/core/schema.json (base id "0c6d6be0-…")\n'
-        '{ "id": "f14a9b18-…", "prevIds": ["5cc156ed-…"] }   // names the grandparent',
+        '{ "id": "f14a9b18-…", "prevIds": ["5cc156ed-…"] }   // names the grandparent\n'
+        '{ "id": "f14a9b18-…", "prevIds": ["0C6D6BE0-…"] }   // the base id in upper case: another id to drizzle-kit\n'
+        '{ "id": "f14a9b18-…", "prevIds": ["00000000-0000-0000-0000-000000000000"] }   // resets the chain',
         '{ "id": "f14a9b18-…", "prevIds": ["0c6d6be0-…"] }   // names the base snapshot',
     ),
     _spec(
         "id-not-fresh", Severity.MUST_FIX,
         "Snapshot id is not a fresh UUID",
-        "A changed snapshot needs a new UUID id, not the base id, an id already in the chain, or a non-UUID.",
+        "A changed snapshot needs a new UUID id as drizzle-kit writes it (lowercase hex, 8-4-4-4-12): not the base "
+        "id, an id already in the chain, an id in another case or with whitespace around it, or a non-UUID.",
         "Snapshot ids are the nodes of the migration chain. Reusing one (typically by editing schema.json in "
         "place) makes two different schemas share an id, so the next migration's parent link is ambiguous.",
         '{ "id": "0c6d6be0-…", "prevIds": ["5cc156ed-…"], "ddl": [ /* new column */ ] }  // edited in place',
@@ -136,7 +144,8 @@ CHECKS: tuple[CheckSpec, ...] = (
     _spec(
         "dangling-parent", Severity.MUST_FIX,
         "Snapshot names a parent that does not exist",
-        "Every prevIds/prevId entry names an existing snapshot of the same chain (or the root id).",
+        "Every prevIds/prevId entry names an existing snapshot of the same chain (or the root id), compared byte for "
+        "byte: an id in another case or with whitespace around it names none.",
         "A dangling parent means the snapshot was generated on another branch or its parent was deleted; "
         "drizzle-kit check does not notice, and the next generate starts from an unknown schema.",
         '{ "id": "9b1c…", "prevIds": ["a-snapshot-that-only-exists-on-another-branch"] }',
