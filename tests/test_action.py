@@ -193,7 +193,8 @@ def test_state_is_cached_per_repository_and_pull_request_and_restored_on_every_p
     (save,) = _uses("actions/cache/save@")
     key = restore["with"]["key"]
     assert key == save["with"]["key"] and restore["with"]["path"] == save["with"]["path"]
-    assert restore["with"]["path"] == "${{ steps.prepare.outputs.dir }}/state"
+    # A fixed path: actions/cache keys its entries on the path as written.
+    assert restore["with"]["path"] == "${{ runner.temp }}/reviewer-state"
     prefix = "reviewer-state-${{ github.repository }}-pr-${{ inputs.pr }}-run-"
     assert key == prefix + "${{ github.run_id }}-${{ github.run_attempt }}"
     assert restore["with"]["restore-keys"].strip().splitlines() == [prefix]
@@ -202,7 +203,9 @@ def test_state_is_cached_per_repository_and_pull_request_and_restored_on_every_p
     assert steps.index(restore) < steps.index(review) < steps.index(save)
     assert save["if"].startswith("${{ always() && inputs.pr != ''")
     # What a cache restores may have been saved by a workflow of the pull request: never replayed.
-    assert '--state-dir "$DIR/state" --state-untrusted' in review["run"]
+    assert '--state-dir "$RUNNER_TEMP/reviewer-state" --state-untrusted --repo-id "$GITHUB_REPOSITORY"' in review["run"]
+    # Emptied before the restore: nothing an earlier step left there is used or written through.
+    assert 'rm -rf "$RUNNER_TEMP/reviewer-state"' in _step("Install reviewer into a private directory")["run"]
     assert 'args+=(--pr "$PR_NUMBER")' in review["run"] and review["env"]["PR_NUMBER"] == "${{ inputs.pr }}"
 
 
@@ -242,20 +245,24 @@ def test_review_step_keeps_state_so_the_next_push_shows_a_delta(tmp_path: Path) 
         subprocess.run(["git", "clone", "-q", str(repo.path), str(runs[run] / "repo.git")], check=True)
 
     def push(head_sha: str, run: int) -> str:
-        private, out = runs[run], tmp_path / f"output-{run}"
+        private, out, temp = runs[run], tmp_path / f"output-{run}", tmp_path / f"run-{run}" / "temp"
+        temp.mkdir(exist_ok=True)
         proc = _run_step(review, work, {"DIR": str(private), "BASE": base, "HEAD": head_sha, "PR_NUMBER": "7",
-                                        "GITHUB_REPOSITORY": "acme/proj",
+                                        "GITHUB_REPOSITORY": "acme/proj", "RUNNER_TEMP": str(temp),
                                         "CONFIG_FILE": "", "GITHUB_OUTPUT": str(out)})
         assert proc.returncode == 0, proc.stderr
         assert _outputs(out) == {"exit-code": "0", "verdict": "MERGE", "report-dir": str(private / "out")}, proc.stderr
-        assert (private / "state").is_dir() and any((private / "state").rglob("*.json"))
+        state = temp / "reviewer-state"
+        assert state.is_dir() and any(state.rglob("*.json"))
         assert list(work.iterdir()) == []  # nothing written into the workspace
         return (private / "out" / "reviewer-comment.md").read_text(encoding="utf-8")
 
     first = push(head, 1)
     assert "Since the previous review" not in first
-    # The cache carries the state directory to the next push's run.
-    subprocess.run(["cp", "-a", str(runs[1] / "state"), str(runs[2] / "state")], check=True)
+    # The cache carries the state directory to the next push's run, at the same path.
+    (tmp_path / "run-2" / "temp").mkdir()
+    subprocess.run(["cp", "-a", str(tmp_path / "run-1" / "temp" / "reviewer-state"),
+                    str(tmp_path / "run-2" / "temp" / "reviewer-state")], check=True)
     second_head = repo.commit({"src/a.ts": "export const a = 3\n"}, "second push")
     for run in (2, 3):
         git(runs[run] / "repo.git", "fetch", "-q", str(repo.path), second_head)

@@ -118,6 +118,10 @@ def runner(tmp_path: Path):
     temp = work / "_temp"
     for d in (workspace, action, temp):
         d.mkdir(parents=True)
+    # An earlier step of the job left a link where the cache restores the review state.
+    trap = tmp_path / "trap"
+    trap.mkdir()
+    (temp / "reviewer-state").symlink_to(trap)
     _copy_action(action)
 
     # The pull request, authored in a scratch clone and pushed to the "server".
@@ -144,7 +148,7 @@ def runner(tmp_path: Path):
     subprocess.run(["git", "clone", "-q", str(server), str(workspace)], check=True)
     git(workspace, "checkout", "-q", head)
     assert (workspace / ".reviewer-target").resolve() == action.resolve()
-    return {"tmp": tmp_path, "work": work, "workspace": workspace, "action": action, "temp": temp,
+    return {"tmp": tmp_path, "trap": trap, "work": work, "workspace": workspace, "action": action, "temp": temp,
             "server": tmp_path / "server", "base": base, "head": head}
 
 
@@ -232,7 +236,9 @@ def test_a_planted_link_to_the_action_runs_nothing_from_the_pull_request(runner)
     # Everything the action wrote is in one directory it made under RUNNER_TEMP.
     private = Path(outputs["prepare"]["dir"])
     assert private.parent == r["temp"] and oct(private.stat().st_mode & 0o777) == "0o700"
-    assert sorted(p.name for p in r["temp"].iterdir()) == [private.name]
+    assert sorted(p.name for p in r["temp"].iterdir()) == sorted([private.name, "reviewer-state"])
+    # The state path the cache restores to was emptied first: the planted link is gone, unfollowed.
+    assert not (r["temp"] / "reviewer-state").is_symlink() and list(r["trap"].iterdir()) == []
     assert (private / "out" / "reviewer.json").is_file() and (private / "out" / "reviewer.sarif").is_file()
     assert outputs["review"]["report-dir"] == str(private / "out")
     # And what ran was the action's own copy, installed in the private environment.

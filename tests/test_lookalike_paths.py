@@ -192,3 +192,34 @@ def test_escaping_keeps_ascii_and_escapes_the_rest() -> None:
     assert lookalike.escaped(f"a/sess{CYR_I}on\x1b.ts") == "a/sess\\u0456on\\x1b.ts"
     assert lookalike.escaped("x\U0001d5ba") == "x\\U0001d5ba"
     assert lookalike.escaped("plain/path.ts") == "plain/path.ts"
+
+
+@pytest.mark.parametrize(("name", "says"), [
+    ("src/i\u0307ndex.ts", "'i\\u0307ndex' carries combining marks NFC leaves apart (U+0307)"),  # a dot on the dot
+    ("src/config\u0336.ts", "'config\\u0336' carries combining marks NFC leaves apart (U+0336)"),  # an overlay
+    ("src/\uff53\uff45\uff53\uff53\uff49\uff4f\uff4e.ts", "spells the ASCII name 'session.ts' in other characters"),
+    ("lib/\u0455\u0441\u043e\u0440\u0435.ts", "spells the ASCII name 'scope.ts' in other characters"),  # all Cyrillic
+])
+def test_marks_and_whole_names_in_other_characters_fail_without_a_twin(tmp_path: Path, capsys, name: str, says: str) -> None:
+    """Found by a hostile review: none of these has a twin in the tree, and each read as ASCII."""
+    repo, base, patch, _ = make_change(tmp_path, {"src/index.ts": SOURCE}, {name: SOURCE})
+    code, report, paths = _paths_check(capsys, repo, base, patch)
+    assert code == 1 and report["verdict"] == "DO-NOT-MERGE" and paths["status"] == "fail"
+    assert says in paths["detail"]
+
+
+def test_a_fullwidth_directory_reads_as_the_existing_one(tmp_path: Path, capsys) -> None:
+    new = "packages/core/src/\uff53\uff45\uff53\uff53\uff49\uff4f\uff4e/input.ts"
+    repo, base, patch, _ = make_change(tmp_path, {"packages/core/src/session/input.ts": SOURCE}, {new: SOURCE})
+    code, report, paths = _paths_check(capsys, repo, base, patch)
+    assert code == 1 and paths["status"] == "fail"
+    assert "looks like 'packages/core/src/session/input.ts'" in paths["detail"]
+
+
+@pytest.mark.parametrize("name", ["docs/\u0939\u093f\u0928\u094d\u0926\u0940.md", "docs/\u304b\u3099.md",
+                                  "docs/re\u0301sume\u0301.md", "docs/\u0395\u03bb\u03bb\u03b7\u03bd\u03b9\u03ba\u03ac.md"])
+def test_marks_that_belong_to_their_letters_pass(tmp_path: Path, capsys, name: str) -> None:
+    """Devanagari vowel signs, a kana voicing mark and Latin accents that NFC composes are ordinary text."""
+    repo, base, patch, _ = make_change(tmp_path, {"src/index.ts": SOURCE}, {name: SOURCE})
+    code, report, paths = _paths_check(capsys, repo, base, patch)
+    assert paths["status"] == "pass", paths["detail"]

@@ -142,3 +142,24 @@ def test_a_state_directory_holding_links_is_not_used(pr_versions, capsys, tmp_pa
     assert code == 1 and out.rstrip().endswith("DO-NOT-MERGE")
     assert "untrusted state directory is not used" in err and "reviews" in err
     assert list(elsewhere.iterdir()) == []  # nothing written through the link
+
+
+def test_a_record_of_another_pull_request_planted_in_the_chain_is_not_used(pr_versions, capsys, tmp_path) -> None:
+    """Its commits are real and its diff hashes as recorded, but it reviewed pull request 99, not 7."""
+    work, commits = pr_versions
+    state = tmp_path / "state"
+    assert main(["pr", "--repo", str(work), "--base", "origin/main", "--head", commits["v5"], "--pr", "99",
+                 "--state-dir", str(state), "--format", "json"]) == 1
+    capsys.readouterr()
+    other = _only_record(state)
+    (mine,) = [p for p in (state / "prs").glob("*.json")]
+    # PR 7's chain, as a hostile workflow writes it: PR 99's review as its first version.
+    assert _pr(capsys, work, commits["v6"], tmp_path / "scratch", "--format", "json")[0] == 0
+    (seven,) = (tmp_path / "scratch" / "prs").glob("*.json")
+    chain = json.loads(mine.read_text())
+    (state / "prs" / seven.name).write_text(json.dumps(chain))
+    assert json.loads(other.read_text())["identity"]["pull_request"]["number"] == 99
+
+    code, out, err = _pr(capsys, work, commits["v6"], state, "--format", "json", "--state-untrusted")
+    assert code == 0 and json.loads(out)["delta"] is None
+    assert "another repository or pull request" in err

@@ -125,11 +125,43 @@ def _ignorable() -> "_regex_t.Pattern[str]":
 
 
 def skeleton(text: str) -> str:
-    """UTS #39 skeleton: NFD, default-ignorables dropped, each character its prototype, NFD again."""
+    """UTS #39 skeleton, after NFKC: NFD, default-ignorables dropped, each character its prototype, NFD again.
+
+    NFKC first because confusables.txt maps only some compatibility forms: a name
+    written all in fullwidth letters (`ｓｅｓｓｉｏｎ`) would otherwise keep `ｎ`.
+    """
     if not text.isascii():
-        text = _ignorable().sub("", unicodedata.normalize("NFD", text))
+        text = _ignorable().sub("", unicodedata.normalize("NFD", unicodedata.normalize("NFKC", text)))
     mapped = text.translate(_prototypes())
     return mapped if mapped.isascii() else unicodedata.normalize("NFD", mapped)
+
+
+# ------------------------------------------------------------------ stray combining marks
+
+
+@cache
+def _inherited_mark() -> "_regex_t.Pattern[str]":
+    return _regex().compile(r"[\p{Script=Inherited}&&[\p{Mn}\p{Me}]]", flags=_regex().V1)
+
+
+_JOINED_SCRIPTS = frozenset(("Latin", "Greek", "Cyrillic"))
+
+
+def stray_marks(component: str) -> tuple[str, ...]:
+    """Combining marks (Script=Inherited) left on a Latin, Greek, Cyrillic or Common letter after NFC.
+
+    Every accented letter those scripts use has a precomposed form, so a mark NFC
+    leaves apart only decorates: `i` + U+0307 (a dot on the dot) reads as `i`, an
+    overlay such as U+0336 as a strike. UTS #39 section 5.4 forbids such sequences.
+    """
+    text = unicodedata.normalize("NFC", component)
+    found = []
+    for at, ch in enumerate(text):
+        if at and _inherited_mark().match(ch):
+            base = next((c for c in reversed(text[:at]) if not _inherited_mark().match(c)), "")
+            if base and (base.isascii() or (_scripts(base) or _JOINED_SCRIPTS) & _JOINED_SCRIPTS):
+                found.append(f"U+{ord(ch):04X}")
+    return tuple(dict.fromkeys(found))
 
 
 # ------------------------------------------------------------------ mixed scripts
@@ -175,7 +207,7 @@ def suspicious(path: str) -> bool:
         return True
     if not unicodedata.is_normalized("NFC", path):
         return True
-    return any(mixed_scripts(label) for label in _labels(path)) or any(
+    return any(mixed_scripts(label) or stray_marks(label) for label in _labels(path)) or any(
         not part.isascii() and skeleton(part).isascii() for part in path.split("/"))
 
 
@@ -272,6 +304,15 @@ def lookalike_problems(checked: Sequence[str], others: Callable[[], Iterable[str
             scripts = mixed_scripts(label)
             if scripts:
                 why.append(f"'{escaped(label)}' mixes scripts ({', '.join(scripts)})")
+            marks = stray_marks(label)
+            if marks:
+                why.append(f"'{escaped(label)}' carries combining marks NFC leaves apart ({', '.join(marks)})")
+        if not why:
+            # No twin yet, but a name that reads as an ASCII one is a twin of any path that
+            # names it (a rule's scope, a later file): `ｓｅｓｓｉｏｎ/` is read as `session/`.
+            for part in dict.fromkeys(path.split("/")):
+                if not part.isascii() and skeleton(part).isascii():
+                    why.append(f"'{escaped(part)}' spells the ASCII name '{skeleton(part)}' in other characters")
         if why:
             problems[path] = "look-alike path: " + "; ".join(why)
     return problems

@@ -119,7 +119,11 @@ def chain_records(store: StateStore, chain_key: str, patch_sha: str) -> list[Rec
     if cut == 0:
         return []
     # Only the newest one is read: the older ones are not needed for a delta.
-    record = store.load(chain[cut - 1]["review"])
+    entry = chain[cut - 1]
+    record = store.load(entry["review"])
+    if record is not None and record.identity.get("patch_sha256") != entry["patch"]:
+        raise ReviewerError(f"state record {store.root / 'prs' / (chain_key + '.json')} is corrupt (an entry's patch "
+                            "is not the one its review reviewed); run with --fresh to replace it")
     return [] if record is None else [record]
 
 

@@ -71,10 +71,16 @@ def recomputed_previous(
     record = records[-1]
     pointer = _pointer(record.identity)
     untrusted = "the state directory is untrusted (--state-untrusted)"
+    assert req.pull_request is not None
+    stored_pr = record.identity.get("pull_request")
+    number = stored_pr.get("number") if isinstance(stored_pr, dict) else None
+    if record.repo != repo_id or number != req.pull_request.number:
+        # The chain is keyed by (repository, number): a record of another one was put there.
+        return Previous(None, f"no delta: the stored previous version is a review of another repository or pull "
+                              f"request; {untrusted}, so it is not used")
     if pointer is None:
         return Previous(None, f"no delta: the stored previous version names no commits; {untrusted}, so its findings are not used")
     base, head, sha = pointer
-    assert req.pull_request is not None
     with tempfile.TemporaryDirectory(prefix="reviewer-previous-") as tmp:
         try:
             pr, patch = pull_request_patch(req.repo, base, head, Path(tmp), req.pull_request.number)
