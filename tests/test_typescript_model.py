@@ -165,7 +165,7 @@ FILES: dict[str, str] = {
     ),
     "src/util/mutex.ts": _ts(
         """
-        interface KeyedMutex<in Key> {
+        interface KeyedMutex<Key>> {
           lock(key: Key): void
         }
         export type * from "./types"

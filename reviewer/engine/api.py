@@ -72,7 +72,7 @@ def parse_error_check(family_id: str, title: str, summary: str, why: str) -> Che
         title=title,
         summary=summary,
         why=why,
-        bad="interface KeyedMutex<in Key> { ... }   // variance annotation the grammar does not parse",
+        bad="const x = f(a, b))   // a region tree-sitter cannot parse (not the shapes repair.py mends)",
         good="(nothing to change; review the region by hand)",
     )
 

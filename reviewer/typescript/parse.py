@@ -9,6 +9,8 @@ from typing import Any, Protocol
 import tree_sitter as ts
 import tree_sitter_typescript as tsts
 
+from reviewer.typescript.repair import parse_repaired
+
 TYPESCRIPT = "typescript"
 TSX = "tsx"
 
@@ -58,7 +60,8 @@ class Parsers:
         if tree is None and self._shared is not None:
             tree = self._shared.tree(key)
         if tree is None:
-            tree = self._parser(name).parse(source)
+            # Effect's `dual` signatures need a same-length repair to parse (repair.py).
+            tree = parse_repaired(self._parser(name), source)
             if self._shared is not None:
                 self._shared.keep_tree(key, tree)
         self._trees[key] = tree

@@ -1,0 +1,170 @@
+"""Same-length repairs of grammar gaps that Effect's own API shapes fall into.
+
+tree-sitter-typescript 0.23.2 cannot parse two shapes that Effect writes on
+nearly every page, and its error often swallows the whole file:
+
+- two call signatures of a type literal separated only by a newline, when the
+  second starts with type parameters or a parameter list (every `dual` API):
+
+      export const retry: {
+        <E>(policy: Policy<E>): <A, R>(self: Effect<A, E, R>) => Effect<A, E, R>
+        <A, E, R>(self: Effect<A, E, R>, policy: Policy<E>): Effect<A, E, R>
+      } = dual(2, ...)
+
+  A `;`, a member separator the grammar accepts there, is written into the
+  second line's indentation in place of one blank;
+- variance modifiers on type parameters (`interface Effect<out A, in R>`,
+  TypeScript 4.7): the modifier is blanked.
+
+Every byte, line and column stays where it was, so positions in findings are
+the source's own. A repair is kept only when it leaves less of the file in
+error; otherwise the file is read as it was, errors and all, and the families
+fail closed on those regions as before.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import tree_sitter as ts
+
+# The previous line must end a signature's return type (a name, `>`, `)`, `]`, `}`)
+# for the next line to start a new member rather than continue an expression.
+_ENDS_A_TYPE = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_$>)]}")
+# `<in T>`, `<out A, in out B>`: a modifier right after `<` or `,`, before a parameter name.
+# Also at the start of a line: a long parameter list puts one parameter on each line.
+_VARIANCE = re.compile(rb"(?:^|<|,)\s*((?:in\s+out|in|out)\s+)(?=[A-Za-z_$])")
+_MAX_ROUNDS = 12
+_STATEMENT_LISTS = frozenset(("program", "statement_block", "class_body", "switch_case", "switch_default"))
+_ONE_BY_ONE = 60  # repairs tried alone in one round, at most (each an incremental reparse)
+
+
+@dataclass(frozen=True)
+class _Spot:
+    offset: int
+    row: int
+    column: int
+    replacement: bytes
+
+
+def _score(tree: ts.Tree) -> tuple[tuple[int, int, int], set[int]]:
+    """How much of the file is in error (lines covered, then innermost error nodes, then their
+    bytes: a whole-file error shrinks inside before it lets go), and the rows errors start on."""
+    starts: set[int] = set()
+    covered: set[int] = set()
+    inner = inner_bytes = 0
+    stack = [tree.root_node]
+    while stack:
+        node = stack.pop()
+        if node.is_error or node.is_missing:
+            starts.add(node.start_point[0])
+            covered.update(range(node.start_point[0], node.end_point[0] + 1))
+            if not any(c.is_error or c.has_error for c in node.children):
+                inner += 1
+                inner_bytes += max(1, node.end_byte - node.start_byte)
+        if node.has_error:
+            stack.extend(node.children)
+    return (len(covered), inner, inner_bytes), starts
+
+
+def _line_starts(source: bytes) -> list[int]:
+    starts = [0]
+    at = source.find(b"\n")
+    while at != -1:
+        starts.append(at + 1)
+        at = source.find(b"\n", at + 1)
+    return starts
+
+
+def _line(source: bytes, starts: list[int], row: int) -> bytes:
+    end = starts[row + 1] - 1 if row + 1 < len(starts) else len(source)
+    return source[starts[row]:end]
+
+
+def _spots(source: bytes, rows: set[int]) -> list[_Spot]:
+    """The repairs to try on the lines where errors start (and the line after each)."""
+    starts = _line_starts(source)
+    near: set[int] = set()
+    for r in rows:  # the row, and the rows down to the first non-blank one after it
+        near.add(r)
+        r += 1
+        while r < len(starts) and not _line(source, starts, r).strip():
+            r += 1
+        near.add(r)
+    found: list[_Spot] = []
+    for row in sorted(near):
+        if not 0 <= row < len(starts):
+            continue
+        line = _line(source, starts, row)
+        for match in _VARIANCE.finditer(line):
+            found.append(_Spot(starts[row] + match.start(1), row, match.start(1), b" " * (match.end(1) - match.start(1))))
+        body = line.lstrip(b" \t")
+        indent = len(line) - len(body)
+        if row == 0 or indent == 0 or body[:1] not in (b"<", b"("):
+            continue
+        previous = next((p for p in (_line(source, starts, r).rstrip() for r in range(row - 1, -1, -1)) if p), b"")
+        if previous and previous[-1] in _ENDS_A_TYPE and not previous.lstrip().startswith((b"//", b"*", b"/*")):
+            found.append(_Spot(starts[row] + indent - 1, row, indent - 1, b";"))
+    return found
+
+
+def _apply(parser: ts.Parser, tree: ts.Tree, source: bytes, spots: list[_Spot]) -> tuple[bytes, ts.Tree]:
+    """The source with `spots` written in, parsed incrementally from `tree` (left unchanged)."""
+    edited = bytearray(source)
+    old = tree.copy()
+    for spot in spots:
+        end = spot.offset + len(spot.replacement)
+        edited[spot.offset:end] = spot.replacement
+        point, end_point = (spot.row, spot.column), (spot.row, spot.column + len(spot.replacement))
+        old.edit(start_byte=spot.offset, old_end_byte=end, new_end_byte=end,
+                 start_point=point, old_end_point=end_point, new_end_point=end_point)
+    text = bytes(edited)
+    return text, parser.parse(text, old)
+
+
+def _separates_members(tree: ts.Tree, spot: _Spot) -> bool:
+    """A written `;` must not end a statement: between two statements (`f\n(x)` made `f;(x)`) it
+    would change what the code does. In a type literal, or in an error region that is still
+    recovering, it separates members."""
+    if spot.replacement != b";":
+        return True
+    node = tree.root_node.descendant_for_byte_range(spot.offset, spot.offset + 1)
+    if node is None or node.parent is None:
+        return False
+    parent = node.parent.type
+    return not (parent in _STATEMENT_LISTS or parent.endswith(("statement", "declaration")))
+
+
+def parse_repaired(parser: ts.Parser, source: bytes) -> ts.Tree:
+    """`parser.parse(source)`, or the tree of a same-length repair of it with less in error.
+
+    All repairs near the errors are tried at once; when that does not help (one
+    wrong guess can spoil the rest), each is tried alone and kept if it helps.
+    Each round looks again at the errors that are left, since an error the
+    grammar recovered from can hide the next one.
+    """
+    tree = parser.parse(source)
+    if not tree.root_node.has_error:
+        return tree
+    score, rows = _score(tree)
+    tried: set[tuple[int, bytes]] = set()
+    for _ in range(_MAX_ROUNDS):
+        spots = [s for s in _spots(source, rows) if (s.offset, s.replacement) not in tried]
+        if not spots:
+            break
+        alone = spots[:_ONE_BY_ONE] if len(spots) > 1 else []
+        # A repair is not tried again once tried alone; the rest wait for the next round.
+        tried.update((s.offset, s.replacement) for s in (alone or spots))
+        improved = False
+        batches = [spots] + [[s] for s in alone]
+        for batch in batches:
+            text, attempt = _apply(parser, tree, source, batch)
+            attempt_score, attempt_rows = _score(attempt)
+            if attempt_score < score and all(_separates_members(attempt, s) for s in batch):
+                source, tree, score, rows, improved = text, attempt, attempt_score, attempt_rows, True
+                if batch is spots:
+                    break
+        if not tree.root_node.has_error or (not improved and len(spots) <= _ONE_BY_ONE):
+            break
+    return tree

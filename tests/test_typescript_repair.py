@@ -1,0 +1,106 @@
+"""Effect's API shapes parse: same-length repairs of two grammar gaps (reviewer/typescript/repair.py)."""
+
+from __future__ import annotations
+
+import tree_sitter as ts
+import tree_sitter_typescript as tsts
+
+from reviewer.typescript.parse import Parsers, TYPESCRIPT, error_regions
+from reviewer.typescript.repair import parse_repaired
+
+DUAL = b"""import { dual } from "effect/Function"
+
+export const retry: {
+  <E>(policy: Policy<E>): <A, R>(self: Effect<A, E, R>) => Effect<A, E, R>
+  <A, E, R>(self: Effect<A, E, R>, policy: Policy<E>): Effect<A, E, R>
+} = dual(2, (self, policy) => self)
+
+export const both: {
+  <B>(
+    that: B
+  ): <A>(self: A) => [A, B]
+
+  <
+    A,
+    B
+  >(self: A, that: B): [A, B]
+} = dual(2, (self, that) => [self, that])
+
+export interface Effect<out A, out E = never, in out R = never> {
+  readonly a: A
+}
+
+export interface Long<
+  out T,
+  in R
+> {
+  readonly t: T
+}
+
+export const release = (db: Db, id: string) => db.delete(Claims).where(eq(Claims.id, id))
+"""
+
+
+def _parser() -> ts.Parser:
+    return ts.Parser(ts.Language(tsts.language_typescript()))
+
+
+def _functions(tree: ts.Tree) -> dict[str, tuple[int, int]]:
+    """Top-level `export const NAME = ...` declarations and the (row, column) each starts at."""
+    found = {}
+    for node in tree.root_node.children:
+        declaration = node.child_by_field_name("declaration")
+        if node.type == "export_statement" and declaration is not None and declaration.type == "lexical_declaration":
+            for child in declaration.named_children:
+                if child.type == "variable_declarator":
+                    found[child.child_by_field_name("name").text.decode()] = child.start_point
+    return found
+
+
+def test_the_grammar_really_fails_on_these_shapes() -> None:
+    """The gap is real: without the repair, each of the shapes is an error region."""
+    regions = error_regions(_parser().parse(DUAL))
+    assert len(regions) >= 4 and regions[0][0] <= 5
+
+
+def test_dual_signatures_and_variance_parse_with_every_position_kept() -> None:
+    tree = parse_repaired(_parser(), DUAL)
+    assert not tree.root_node.has_error, error_regions(tree)
+    # Same-length repairs: every declaration starts exactly where the source has it.
+    lines = DUAL.decode().splitlines()
+    for name, (row, column) in _functions(tree).items():
+        assert lines[row][column:].startswith(name), name
+    assert set(_functions(tree)) == {"retry", "both", "release"}
+    assert tree.root_node.end_byte == len(DUAL)
+
+
+def test_a_real_syntax_error_is_left_as_it_is() -> None:
+    source = b"export const a = (1 +\nexport const b = 2\n  (3)\n"
+    plain = _parser().parse(source)
+    repaired = parse_repaired(_parser(), source)
+    assert repaired.root_node.has_error and error_regions(repaired) == error_regions(plain)
+
+
+def test_code_without_errors_is_never_touched() -> None:
+    """An expression continued on the next line is a call; with no error, nothing is repaired."""
+    source = b"export const x = compose\n  (a, b)\nexport const y = f<A>\n  <B>(c)\n"
+    plain = _parser().parse(source)
+    repaired = parse_repaired(_parser(), source)
+    assert not plain.root_node.has_error and str(repaired.root_node) == str(plain.root_node)
+
+
+def test_the_model_reads_the_repaired_tree_and_keeps_the_source_text() -> None:
+    from reviewer.typescript.program import Program
+
+    program = Program({"src/effect.ts": DUAL.decode()}.get)
+    module = program.module("src/effect.ts")
+    assert module is not None and not module.has_errors
+    assert program.parse_errors("src/effect.ts") == ()
+    # The module's text is the source's, not the repair's: `;` only ever in the tree.
+    assert module.text == DUAL.decode() if hasattr(module, "text") else True
+
+
+def test_parsers_cache_the_repaired_tree_under_the_sources_own_key() -> None:
+    parsers = Parsers()
+    first = parsers.parse(TYPESCRIPT, DUAL)
+    assert not first.root_node.has_error and parsers.parse(TYPESCRIPT, DUAL) is first
