@@ -315,13 +315,13 @@ def test_words_on_lines_read_tokens_inside_error_regions() -> None:
         """
         export interface TerminalCommit {
           <E>(): Effect.Effect<void, E>
-          <E>(phase: "safe"): ReturnType<Hooks["terminalCommit"]>
+          <E>(phase: "safe")): ReturnType<Hooks["terminalCommit"]>
         }
         // terminalCommit is mentioned in a comment only
         """
     )
     module = program.module("x.ts")
-    assert program.parse_errors("x.ts")  # the grammar cannot parse the second call signature
+    assert program.parse_errors("x.ts")  # a stray `)`: the grammar cannot parse the second call signature
     assert {"terminalCommit", "Hooks", "safe", "phase"} <= words_on_lines(module, 3, 3)
     assert "terminalCommit" not in words_on_lines(module, 5, 5)
 

@@ -22,7 +22,8 @@ FUNCTION_TYPES = frozenset(
 
 # Wrappers that do not change which value an expression denotes.
 _TRANSPARENT = frozenset(
-    {"parenthesized_expression", "non_null_expression", "as_expression", "satisfies_expression", "type_assertion"}
+    {"parenthesized_expression", "non_null_expression", "as_expression", "satisfies_expression", "type_assertion",
+     "sequence_expression"}
 )
 
 # Characters that fuse into one word when two tokens touch: `in` on a set is
@@ -31,8 +32,32 @@ _WORD_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz012
 
 
 def text(node: ts.Node) -> str:
+    """The node's source; an identifier's with its escapes decoded (`cl\\u0065ar` is `clear`)."""
     raw = node.text
-    return raw.decode("utf-8", "replace") if raw is not None else ""
+    if raw is None:
+        return ""
+    decoded = raw.decode("utf-8", "replace")
+    if b"\\" in raw and node.type in IDENTIFIER_TYPES:
+        return identifier_name(decoded)
+    return decoded
+
+
+# Nodes whose text is a name: JavaScript lets a name be spelled with escapes
+# (`\\u0063lear`, `\\u{63}lear`), and the name is the decoded one.
+IDENTIFIER_TYPES = frozenset({
+    "identifier", "property_identifier", "shorthand_property_identifier", "shorthand_property_identifier_pattern",
+    "type_identifier", "private_property_identifier", "statement_identifier",
+})
+_ESCAPE = re.compile(r"\\u(?:\{([0-9A-Fa-f]{1,6})\}|([0-9A-Fa-f]{4}))")
+
+
+def identifier_name(written: str) -> str:
+    """A name as the language reads it: each `\\uXXXX` / `\\u{X…}` escape decoded (an invalid one kept)."""
+    def one(m: re.Match[str]) -> str:
+        value = int(m.group(1) or m.group(2), 16)
+        return chr(value) if value <= 0x10FFFF else m.group(0)
+
+    return _ESCAPE.sub(one, written)
 
 
 def is_const(declaration: ts.Node | None) -> bool:
@@ -44,9 +69,13 @@ def is_const(declaration: ts.Node | None) -> bool:
 
 
 def strip(node: ts.Node | None) -> ts.Node | None:
-    """The expression inside parentheses, `!`, `as T`, `satisfies T`, `<T>x`."""
+    """The expression inside parentheses, `!`, `as T`, `satisfies T`, `<T>x`, and the value of a
+    comma expression, its last operand (`(0, X.clear)` is `X.clear`)."""
     while node is not None and node.type in _TRANSPARENT:
-        inner = next((c for c in node.named_children if c.type != "comment"), None)
+        if node.type == "sequence_expression":
+            inner = next((c for c in reversed(node.named_children) if c.type != "comment"), None)
+        else:
+            inner = next((c for c in node.named_children if c.type != "comment"), None)
         if inner is None:
             return node
         node = inner
@@ -276,6 +305,8 @@ def _spans(node: ts.Node, ascii_source: str | None = None) -> Iterator[tuple[int
             if current.child_count == 0 or kind in _VERBATIM:
                 start, end = current.start_byte, current.end_byte
                 token = ascii_source[start:end] if ascii_source is not None else text(current)
+                if "\\" in token and kind in IDENTIFIER_TYPES:
+                    token = identifier_name(token)
                 if token:
                     yield start, end, token
             elif cursor.goto_first_child():
