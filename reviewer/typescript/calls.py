@@ -45,7 +45,7 @@ def qualified_name(module: "Module", node: ts.Node | None, depth: int = 0) -> st
         return None
     if node.type == "call_expression":
         inner = qualified_name(module, sx.field(node, "function"), depth + 1)
-        return _curried(inner)
+        return _bound(inner) if inner and _binds_declared(module, node) else _curried(inner)
     split = sx.member_segments(node)
     if split is None:
         return None
@@ -55,10 +55,45 @@ def qualified_name(module: "Module", node: ts.Node | None, depth: int = 0) -> st
     return _rooted(module, root, props, depth)
 
 
+# Function.prototype's ways to call a function: `f.call(this, a)` and `f.apply(this, [a])` call `f`;
+# `f.bind(this, a)` makes a function that calls `f`. Objects have methods of these names too
+# (`store.apply(patch)`), so `f` must be a function the program declares.
+_INVOKERS = frozenset({"call", "apply"})
+
+
+def _declared_function(module: "Module", root: ts.Node, props: list[str]) -> bool:
+    if root.type != "identifier":
+        return False
+    dotted = ".".join([sx.text(root), *props])
+    return module.program.definition(module.path, dotted) is not None
+
+
+def _binds_declared(module: "Module", call: ts.Node) -> bool:
+    """Whether `call` is `f.bind(..)` of a declared function `f`."""
+    split = sx.member_segments(sx.strip(sx.field(call, "function")))
+    return split is not None and split[0] is not None and len(split[1]) >= 1 and split[1][-1] == "bind" \
+        and _declared_function(module, split[0], split[1][:-1])
+
+
+def invoked_through(module: "Module", call: ts.Node) -> str | None:
+    """`call`, `apply` or `bind` when `call` invokes a declared function through Function.prototype
+    (`X.clear.call(u, db)`, or `X.clear.bind(u, db)(claim)`); else None."""
+    callee = sx.strip(sx.field(call, "function"))
+    if callee is not None and callee.type == "call_expression":
+        return "bind" if _binds_declared(module, callee) else None
+    split = sx.member_segments(callee)
+    if split is not None and split[0] is not None and len(split[1]) >= 1 and split[1][-1] in _INVOKERS \
+            and _declared_function(module, split[0], split[1][:-1]):
+        return split[1][-1]
+    return None
+
+
 def _rooted(module: "Module", root: ts.Node | None, props: list[str], depth: int = 0) -> str | None:
-    """The name of a member path whose root is not a call."""
+    """The name of a member path whose root is not a call (`f.call`/`f.apply` of a declared `f` is `f`)."""
     if root is None:
         return None
+    if len(props) >= 1 and props[-1] in _INVOKERS and _declared_function(module, root, props[:-1]):
+        props = props[:-1]
     if root.type == "identifier":
         name = sx.text(root)
         head = module.scoped_declaration(root, name)
@@ -71,6 +106,11 @@ def _rooted(module: "Module", root: ts.Node | None, props: list[str], depth: int
     else:
         return None
     return _capped(".".join([head, *props]))
+
+
+def _bound(inner: str) -> str | None:
+    """Calling `f.bind(..)`'s result calls `f`."""
+    return inner[: -len(".bind")] if inner.endswith(".bind") else _curried(inner)
 
 
 def _curried(inner: str | None) -> str | None:
@@ -136,7 +176,7 @@ def call_name(module: "Module", call: ts.Node, memo: dict[int, tuple[str | None,
         if level > _MAX_CHAIN or inner_name is None:
             memo[node.id] = (None, level)
         elif inner is callee:
-            memo[node.id] = (_curried(inner_name), level)
+            memo[node.id] = (_bound(inner_name) if _binds_declared(module, inner) else _curried(inner_name), level)
         else:
             memo[node.id] = (_member(inner_name, props or []), level)
     return memo[call.id][0]
@@ -158,6 +198,23 @@ def arguments(call: ts.Node) -> list[ts.Node]:
     if args is None or args.type != "arguments":
         return []  # tagged templates carry a template string here
     return sx.named(args)
+
+
+def invoked_arguments(module: "Module", call: ts.Node) -> list[ts.Node]:
+    """The arguments the called function receives: `f.call(t, a, b)` gives (a, b), `f.apply(t, [a, b])`
+    (a, b) (nothing known from a spread or a variable), `f.bind(t, a)(b)` (a, b)."""
+    way = invoked_through(module, call)
+    args = arguments(call)
+    if way == "call":
+        return args[1:]
+    if way == "apply":
+        listed = sx.strip(args[1]) if len(args) > 1 else None
+        if listed is None or listed.type != "array" or any(c.type == "spread_element" for c in sx.named(listed)):
+            return []
+        return sx.named(listed)
+    if way == "bind":
+        return arguments(sx.strip(sx.field(call, "function")))[1:] + args
+    return args
 
 
 def member_callee(call: ts.Node) -> ts.Node | None:

@@ -382,7 +382,7 @@ class Call:
     @cached_property
     def args(self) -> tuple[Expr, ...]:
         """The argument expressions, in order; () for a tagged template."""
-        return tuple(Expr(self._module, arg) for arg in cx.arguments(self._node))
+        return tuple(Expr(self._module, arg) for arg in cx.invoked_arguments(self._module, self._node))
 
     @property
     def callee_expr(self) -> Expr | None:
