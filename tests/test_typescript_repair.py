@@ -104,3 +104,49 @@ def test_parsers_cache_the_repaired_tree_under_the_sources_own_key() -> None:
     parsers = Parsers()
     first = parsers.parse(TYPESCRIPT, DUAL)
     assert not first.root_node.has_error and parsers.parse(TYPESCRIPT, DUAL) is first
+
+
+class _CountingParser:
+    """A parser that counts its parses: the repair's work is bounded by a count, never by time."""
+
+    def __init__(self) -> None:
+        self.parser, self.parses = _parser(), 0
+
+    def parse(self, *args):
+        self.parses += 1
+        return self.parser.parse(*args)
+
+
+def test_a_file_made_of_errors_costs_a_bounded_number_of_parses() -> None:
+    """Found by a hostile review: every line a candidate, none helping, 700 parses of the file."""
+    from reviewer.typescript import repair
+
+    for source in (b"x = y\n  (z) ) \n  <A>(b)\n" * 600,
+                   b"".join(b"export const f%d: {\n  <A>(a: A): A\n  <B>(b: B): B\n} = g\nx = y\n (z) )\n" % i
+                            for i in range(300))):
+        counting = _CountingParser()
+        parse_repaired(counting, source)
+        assert counting.parses <= 1 + repair._MAX_PARSES
+
+
+def test_text_in_strings_and_calls_in_value_code_are_never_repaired() -> None:
+    """A blank must land on a type parameter's modifier, a `;` between type members."""
+    source = (b"export interface Eff<out A, in R> { a: A }\n"
+              b"const u = 'a, in b'\n"
+              b"export const both: {\n  <A>(a: A): A\n  <B>(b: B): B\n} = g\n"
+              b"export const x = compose\n  (a, b)\n"
+              b"export const broken = (1 +\n")
+    tree = parse_repaired(_parser(), source)
+    found = {}
+
+    def walk(node):
+        if node.type == "string":
+            found["string"] = node.text
+        if node.type == "call_expression" and node.child_by_field_name("function").text == b"compose":
+            found["call"] = node.text
+        for child in node.children:
+            walk(child)
+
+    walk(tree.root_node)
+    assert found["string"] == b"'a, in b'"
+    assert found["call"] == b"compose\n  (a, b)"

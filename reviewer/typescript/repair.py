@@ -36,6 +36,10 @@ _ENDS_A_TYPE = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0
 # Also at the start of a line: a long parameter list puts one parameter on each line.
 _VARIANCE = re.compile(rb"(?:^|<|,)\s*((?:in\s+out|in|out)\s+)(?=[A-Za-z_$])")
 _MAX_ROUNDS = 12
+_MAX_MISSES = 12  # single repairs in a row that help nothing end the round: these are no grammar gaps
+_MAX_PARSES = 60  # parses of one file, at most: a file made of errors costs a bounded multiple of one parse
+_MAX_ERROR_ROWS = 5000  # more rows where errors start than this: not grammar gaps but a broken file, no repair tried
+_TEXT_NODES = frozenset(("string", "template_string", "comment", "regex"))
 _STATEMENT_LISTS = frozenset(("program", "statement_block", "class_body", "switch_case", "switch_default"))
 _ONE_BY_ONE = 60  # repairs tried alone in one round, at most (each an incremental reparse)
 
@@ -123,17 +127,30 @@ def _apply(parser: ts.Parser, tree: ts.Tree, source: bytes, spots: list[_Spot]) 
     return text, parser.parse(text, old)
 
 
-def _separates_members(tree: ts.Tree, spot: _Spot) -> bool:
-    """A written `;` must not end a statement: between two statements (`f\n(x)` made `f;(x)`) it
-    would change what the code does. In a type literal, or in an error region that is still
-    recovering, it separates members."""
-    if spot.replacement != b";":
-        return True
-    node = tree.root_node.descendant_for_byte_range(spot.offset, spot.offset + 1)
-    if node is None or node.parent is None:
-        return False
-    parent = node.parent.type
-    return not (parent in _STATEMENT_LISTS or parent.endswith(("statement", "declaration")))
+def _holds(tree: ts.Tree, spot: _Spot) -> bool:
+    """Whether a repair is what it stands for in `tree`.
+
+    A written `;` must not end a statement: between two statements (`f\n(x)` made
+    `f;(x)`) it would change what the code does; in a type literal, or in an error
+    region still recovering, it separates members. A blanked modifier must have been
+    one: the name after it is a type parameter (or still in an error region), never
+    text of a string, a template or a comment (`'a, in b'` keeps its `in`).
+    """
+    if spot.replacement == b";":
+        node = tree.root_node.descendant_for_byte_range(spot.offset, spot.offset + 1)
+        if node is None or node.parent is None:
+            return False
+        parent = node.parent.type
+        return not (parent in _STATEMENT_LISTS or parent.endswith(("statement", "declaration")))
+    after = spot.offset + len(spot.replacement)
+    node = tree.root_node.descendant_for_byte_range(after, after + 1)
+    while node is not None:
+        if node.type in _TEXT_NODES:
+            return False
+        if node.type in ("type_parameter", "ERROR"):
+            return True
+        node = node.parent
+    return False
 
 
 def parse_repaired(parser: ts.Parser, source: bytes) -> ts.Tree:
@@ -142,13 +159,20 @@ def parse_repaired(parser: ts.Parser, source: bytes) -> ts.Tree:
     All repairs near the errors are tried at once; when that does not help (one
     wrong guess can spoil the rest), each is tried alone and kept if it helps.
     Each round looks again at the errors that are left, since an error the
-    grammar recovered from can hide the next one.
+    grammar recovered from can hide the next one. The work is bounded by a count
+    of parses, never by time (the same input gives the same tree), and every kept
+    repair is checked again against the final tree: if one no longer holds, the
+    file is read as written.
     """
-    tree = parser.parse(source)
+    plain = tree = parser.parse(source)
     if not tree.root_node.has_error:
         return tree
     score, rows = _score(tree)
+    if len(rows) > _MAX_ERROR_ROWS:
+        return plain  # not a file with a few grammar gaps: nothing here is worth guessing at
     tried: set[tuple[int, bytes]] = set()
+    kept: list[_Spot] = []
+    parses = 0
     for _ in range(_MAX_ROUNDS):
         spots = [s for s in _spots(source, rows) if (s.offset, s.replacement) not in tried]
         if not spots:
@@ -157,14 +181,22 @@ def parse_repaired(parser: ts.Parser, source: bytes) -> ts.Tree:
         # A repair is not tried again once tried alone; the rest wait for the next round.
         tried.update((s.offset, s.replacement) for s in (alone or spots))
         improved = False
-        batches = [spots] + [[s] for s in alone]
-        for batch in batches:
+        misses = 0
+        for batch in [spots] + [[s] for s in alone]:
+            if parses >= _MAX_PARSES or misses > _MAX_MISSES:
+                break
+            parses += 1
+            misses += 1
             text, attempt = _apply(parser, tree, source, batch)
             attempt_score, attempt_rows = _score(attempt)
-            if attempt_score < score and all(_separates_members(attempt, s) for s in batch):
+            if attempt_score < score and all(_holds(attempt, s) for s in batch):
                 source, tree, score, rows, improved = text, attempt, attempt_score, attempt_rows, True
+                kept.extend(batch)
+                misses = 0
                 if batch is spots:
                     break
-        if not tree.root_node.has_error or (not improved and len(spots) <= _ONE_BY_ONE):
+        if not tree.root_node.has_error or not improved or parses >= _MAX_PARSES:
             break
+    if not all(_holds(tree, spot) for spot in kept):
+        return plain
     return tree
