@@ -427,3 +427,30 @@ def test_the_module_the_action_runs_is_importable_in_isolated_mode(tmp_path: Pat
     proc = subprocess.run([sys.executable, "-I", "-m", "reviewer.publish.sticky", "--help"], cwd=tmp_path,
                           capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0 and "--optional" in proc.stdout
+
+
+def test_the_token_reaches_git_as_environment_configuration_never_as_an_argument(tmp_path: Path) -> None:
+    """The fetch step, with a stand-in `git` that records what it was given."""
+    import base64
+
+    fake = tmp_path / "bin"
+    fake.mkdir()
+    log = tmp_path / "git.log"
+    (fake / "git").write_text(f'#!/bin/sh\nprintf "ARGV %s\\n" "$*" >> {log}\n'
+                              f'env | grep "^GIT_CONFIG_" | sort >> {log}\nexit 0\n')
+    (fake / "git").chmod(0o755)
+    step = _step("Fetch the pull request's commits")
+    assert step["env"]["TOKEN"] == "${{ inputs.token }}"
+    token = "ghs_secretsecretsecret"
+    proc = _run_step(step, tmp_path, {"PATH": f"{fake}:/usr/bin:/bin", "DIR": str(tmp_path / "private"),
+                                      "BASE": "a" * 40, "HEAD": "b" * 40, "TOKEN": token,
+                                      "GITHUB_SERVER_URL": "https://github.example", "GITHUB_REPOSITORY": "acme/proj"})
+    assert proc.returncode == 0, proc.stderr
+    recorded = log.read_text()
+    argv = [line for line in recorded.splitlines() if line.startswith("ARGV ")]
+    assert argv and not any(token in line for line in argv)
+    assert argv[-1].endswith(f"-- https://github.example/acme/proj {'a' * 40} {'b' * 40}")
+    basic = base64.b64encode(f"x-access-token:{token}".encode()).decode()
+    assert f"GIT_CONFIG_VALUE_0=AUTHORIZATION: basic {basic}" in recorded
+    assert "GIT_CONFIG_KEY_0=http.https://github.example/.extraheader" in recorded
+    assert f"::add-mask::{basic}" in proc.stdout and token not in proc.stdout
