@@ -75,9 +75,30 @@ def _binds_declared(module: "Module", call: ts.Node) -> bool:
         and _declared_function(module, split[0], split[1][:-1])
 
 
+def _reflected(module: "Module", call: ts.Node) -> ts.Node | None:
+    """`f` in `Reflect.apply(f, this, [..])` when `f` is a declared function."""
+    if qualified_name(module, sx.field(call, "function")) != "Reflect.apply":
+        return None
+    args = arguments(call)
+    target = sx.strip(args[0]) if args else None
+    split = sx.member_segments(target)
+    if split is None or split[0] is None or not _declared_function(module, split[0], split[1]):
+        return None
+    return target
+
+
+def reflected_name(module: "Module", call: ts.Node) -> str | None:
+    """The callee of `Reflect.apply(f, this, [..])` read as a call of the declared function `f`."""
+    target = _reflected(module, call)
+    return qualified_name(module, target) if target is not None else None
+
+
 def invoked_through(module: "Module", call: ts.Node) -> str | None:
-    """`call`, `apply` or `bind` when `call` invokes a declared function through Function.prototype
-    (`X.clear.call(u, db)`, or `X.clear.bind(u, db)(claim)`); else None."""
+    """`call`, `apply`, `bind` or `reflect` when `call` invokes a declared function through
+    Function.prototype or Reflect (`X.clear.call(u, db)`, `X.clear.bind(u, db)(claim)`,
+    `Reflect.apply(X.clear, u, [db])`); else None."""
+    if _reflected(module, call) is not None:
+        return "reflect"
     callee = sx.strip(sx.field(call, "function"))
     if callee is not None and callee.type == "call_expression":
         return "bind" if _binds_declared(module, callee) else None
@@ -207,8 +228,8 @@ def invoked_arguments(module: "Module", call: ts.Node) -> list[ts.Node]:
     args = arguments(call)
     if way == "call":
         return args[1:]
-    if way == "apply":
-        listed = sx.strip(args[1]) if len(args) > 1 else None
+    if way in ("apply", "reflect"):
+        listed = sx.strip(args[1 if way == "apply" else 2]) if len(args) > (1 if way == "apply" else 2) else None
         if listed is None or listed.type != "array" or any(c.type == "spread_element" for c in sx.named(listed)):
             return []
         return sx.named(listed)
