@@ -104,7 +104,7 @@ def _lost_handler(scan: Scan, call: Call) -> tuple[Expr | None, str]:
     if not args:
         return None, ""
     if fx.matches(call.callee, opts.catch_tag):
-        tags = [a.string_value for a in args[:-1] if a.string_value is not None]
+        tags = [t for t in (_tag(scan.program, a) for a in args[:-1]) if t is not None]
         if any(fx.matches(t, opts.lost_tags) or t in {fx.last(x) for x in opts.lost_tags} for t in tags):
             return args[-1], f"`{fx.strip_call_marks(call.callee)}(\"{tags[0]}\", ..)` catches the lost claim"
         return None, ""
@@ -123,6 +123,15 @@ def _lost_handler(scan: Scan, call: Call) -> tuple[Expr | None, str]:
         if _subject(scan, call) is not None:
             return handler, f"`{fx.strip_call_marks(call.callee)}` catches every failure, a lost claim included,"
     return None, ""
+
+
+def _tag(program: Program, arg: Expr) -> str | None:
+    """A tag argument's value: a literal, or a constant expression that folds to a string
+    (`"Lo" + "st"`, a `const` of it, a template of constants)."""
+    if arg.string_value is not None:
+        return arg.string_value
+    value = program.fold(arg)
+    return value if isinstance(value, str) else None
 
 
 def _subject(scan: Scan, catch: Call) -> Call | None:
