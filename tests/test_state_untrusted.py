@@ -9,8 +9,10 @@ is only a pointer to commits, whose findings this run computes again.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -163,3 +165,40 @@ def test_a_record_of_another_pull_request_planted_in_the_chain_is_not_used(pr_ve
     code, out, err = _pr(capsys, work, commits["v6"], state, "--format", "json", "--state-untrusted")
     assert code == 0 and json.loads(out)["delta"] is None
     assert "another repository or pull request" in err
+
+
+def test_a_previous_version_that_cannot_be_reviewed_again_never_fails_this_review(pr_versions, capsys, tmp_path) -> None:
+    """A pointer to real commits whose review fails (here: an invalid reviewer.toml at the base it names)."""
+    work, commits = pr_versions
+    git(work, "checkout", "-q", "-B", "broken", "origin/main")
+    (work / "reviewer.toml").write_text("[limits]\nmax_files = -1\n")
+    git(work, "add", "reviewer.toml")
+    git(work, "commit", "-q", "-m", "an invalid configuration")
+    broken_base = git(work, "rev-parse", "HEAD")
+    git(work, "checkout", "-q", "-B", "on-broken", broken_base)
+    (work / "extra.ts").write_text("export const x = 1\n")
+    git(work, "add", "extra.ts")
+    git(work, "commit", "-q", "-m", "a change on it")
+    broken_head = git(work, "rev-parse", "HEAD")
+    git(work, "checkout", "-q", "--detach", "origin/main")
+    state = tmp_path / "state"
+    assert _pr(capsys, work, commits["v5"], state, "--format", "json")[0] == 1
+    v5 = _only_record(state)
+    data = json.loads(v5.read_text())
+    diff = subprocess.run(["git", "-C", str(work), "diff", "--binary", "--full-index", "--no-color", "--no-ext-diff",
+                           "--no-textconv", "-M", broken_base, broken_head], capture_output=True, check=True).stdout
+    data["identity"]["pull_request"].update(base=broken_base, head=broken_head)
+    data["identity"]["patch_sha256"] = hashlib.sha256(diff).hexdigest()
+    key = Identity(data["identity"]).key
+    data["key"] = key
+    (state / "reviews" / f"{key}.json").write_text(json.dumps(data))
+    v5.unlink()
+    (chain,) = (state / "prs").glob("*.json")
+    chained = json.loads(chain.read_text())
+    chained["chain"][0].update(review=key, patch=data["identity"]["patch_sha256"])
+    chain.write_text(json.dumps(chained))
+
+    code, out, err = _pr(capsys, work, commits["v6"], state, "--format", "json", "--state-untrusted")
+    assert code == 0, err
+    assert json.loads(out)["delta"] is None
+    assert "could not be reviewed again" in err and "max_files" in err

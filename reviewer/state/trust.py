@@ -95,7 +95,12 @@ def recomputed_previous(
                                   f"{base[:12]}..{head[:12]} diffs to {actual[:12]}; {untrusted}, so it is not used")
         again = replace(req, base=pr.merge_base, patch=str(patch), pull_request=pr, config_commit=pr.base,
                         patch_sha256=None, artifacts=(), expect_files=None)
-        report = review_pr(again)
+        try:
+            report = review_pr(again)
+        except ReviewerError as exc:
+            # The previous version is someone else's pointer: its failing never fails this review.
+            return Previous(None, f"no delta: the previous version {head[:12]} could not be reviewed again ({exc}); "
+                                  f"{untrusted}, so its stored findings are not used")
     if report is None:
         return Previous(None, None)
     return Previous(report, None)
