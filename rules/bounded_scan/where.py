@@ -57,9 +57,13 @@ def pins_entity(
         return False
     name = callee_name(call)
     if name == "eq":
-        for arg in call.args[:2]:
-            column = resolve_column(module, arg, opts)
-            if column is not None and column[0] == table and column[1] in opts.entity_keys:
+        sides = [resolve_column(module, arg, opts) for arg in call.args[:2]]
+        for i, column in enumerate(sides):
+            other = sides[1 - i] if len(sides) == 2 else None
+            # `eq(T.session_id, T.session_id)` holds on every row, and `eq(T.session_id, T.parent_id)`
+            # compares two columns of each row: neither names one entity.
+            if column is not None and column[0] == table and column[1] in opts.entity_keys and \
+                    not (other is not None and other[0] == table):
                 return True
         return False
     if name == "and":
