@@ -133,7 +133,8 @@ CHECKS: tuple[CheckSpec, ...] = (
         why=(
             "Startup recovery and wake loops run on every boot and every tick. A scan without a limit reads "
             "the whole backlog at once: after an outage it loads thousands of rows, holds the SQLite writer, "
-            "and wakes every Session together. Queries pinned to one entity (eq on session_id/id) or reading "
+            "and wakes every Session together. Queries pinned to one entity (eq on session_id/id against a value; "
+            "`eq(T.session_id, T.session_id)` or another column of the same table pins nothing) or reading "
             "one row (.get()) are not scans. A query built across statements or helpers (a builder bound to a "
             "`const`, or returned by a helper and finished by its callers) is judged whole, where it is finished."
         ),
