@@ -300,9 +300,12 @@ def _recomputed_previous(req, store, patch_path: Path):
     from reviewer.state.stored import repo_name
     from reviewer.state.trust import recomputed_previous
 
-    repo = open_repo(req.repo)
-    repo_id = repo_name(req, repo)
-    repo.close()
+    if req.repo_id:
+        repo_id = req.repo_id
+    else:
+        repo = open_repo(req.repo)
+        repo_id = repo_name(req, repo)
+        repo.close()
     sha = hashlib.sha256(patch_path.read_bytes()).hexdigest()  # our own file, written by pull_request_patch
     found = recomputed_previous(req, store, repo_id, sha, lambda again: to_dict(review.run(again).report))
     if found.note:

@@ -886,3 +886,39 @@ def test_remembered_guard_paths_equal_a_walk_up_from_each_call() -> None:
             assert tuple(guard_path(call, within)) == walked(call, within)
     tests = [g.test.normalized for g in guards(next(c for c in calls if c.callee == "ten"), outer)]
     assert tests == ["!row.live", "row.d"]  # the early exit, then the callback's own if
+
+
+# -- one call, many spellings ---------------------------------------------------------------
+
+
+def test_a_call_spelled_another_way_has_the_callee_and_arguments_of_the_plain_call() -> None:
+    """In a vocabulary unlike opencode's: a lock store whose `drop` releases a lease."""
+    files = {
+        "lib/locks.ts": "export * as Locks from \"./locks\"\nexport const drop = (db: Db, lease: Lease) => db.unlock(lease)\n",
+        "lib/job.ts": (
+            'import { Locks as L } from "./locks"\n'
+            "export const a = (db, lease) => L.drop(db, lease)\n"
+            "export const b = (db, lease) => (0, L.drop)(db, lease)\n"
+            "export const c = (db, lease) => L.dr\\u006fp(db, lease)\n"
+            "export const d = (db, lease) => L.\\u{64}rop(db, lease)\n"
+            "export const e = (db, lease) => L.drop.call(undefined, db, lease)\n"
+            "export const f = (db, lease) => L.drop.apply(undefined, [db, lease])\n"
+            "export const g = (db, lease) => L.drop.bind(undefined, db)(lease)\n"
+            "export const h = (db, lease) => Reflect.apply(L.drop, undefined, [db, lease])\n"
+            "export const i = (store, patch) => store.apply(patch)\n"
+            "export const j = (client) => client.call(\"drop\")\n"
+            "export const k = (db, lease) => Reflect.apply(Object.keys, undefined, [lease])\n"
+        ),
+    }
+    program = Program(files.get)
+    module = program.module("lib/job.ts")
+    outer = {}
+    for call in module.calls():
+        outer.setdefault(call.line, call)  # the outermost call of each line comes first
+    spelled = {line: (call.callee, [a.normalized for a in call.args]) for line, call in outer.items()}
+    for line in range(2, 10):
+        assert spelled[line] == ("Locks.drop", ["db", "lease"]), (line, spelled[line])
+    # Look-alikes: methods that share a name with Function.prototype's, and Reflect.apply of something else.
+    assert spelled[10] == ("store.apply", ["patch"])
+    assert spelled[11] == ("client.call", ['"drop"'])
+    assert spelled[12][0] == "Reflect.apply"

@@ -107,8 +107,13 @@ def _chain(store: StateStore, key: str) -> list[dict[str, str]]:
     return data["chain"]
 
 
+def is_hex(value: Any, *lengths: int) -> bool:
+    """Lowercase hex of one of `lengths` characters (a review key, a sha256, a commit id)."""
+    return isinstance(value, str) and len(value) in lengths and all(c in "0123456789abcdef" for c in value)
+
+
 def _is_hex64(value: Any) -> bool:
-    return isinstance(value, str) and len(value) == 64 and all(c in "0123456789abcdef" for c in value)
+    return is_hex(value, 64)
 
 
 def chain_records(store: StateStore, chain_key: str, patch_sha: str) -> list[Record]:

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping
 
 from reviewer.errors import ReviewerError
 from reviewer.state.store import StateStore
-from reviewer.state.stored import chain_records, pr_key
+from reviewer.state.stored import chain_records, is_hex, pr_key
 
 if TYPE_CHECKING:
     from reviewer.review import Request
@@ -40,7 +40,7 @@ def _pointer(identity: Mapping[str, Any]) -> tuple[str, str, str] | None:
     if not isinstance(pr, dict) or not isinstance(sha, str):
         return None
     base, head = pr.get("base"), pr.get("head")
-    if not all(isinstance(v, str) and len(v) in (40, 64) and all(c in "0123456789abcdef" for c in v) for v in (base, head)):
+    if not (is_hex(base, 40, 64) and is_hex(head, 40, 64)):
         return None
     return base, head, sha
 

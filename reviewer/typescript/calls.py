@@ -77,7 +77,11 @@ def _binds_declared(module: "Module", call: ts.Node) -> bool:
 
 def _reflected(module: "Module", call: ts.Node) -> ts.Node | None:
     """`f` in `Reflect.apply(f, this, [..])` when `f` is a declared function."""
-    if qualified_name(module, sx.field(call, "function")) != "Reflect.apply":
+    callee = sx.strip(sx.field(call, "function"))
+    # Asked of every call whose arguments a rule reads: the spelling first, the name only then.
+    if callee is None or callee.type != "member_expression" or sx.text(sx.field(callee, "property")) != "apply":
+        return None
+    if qualified_name(module, callee) != "Reflect.apply":
         return None
     args = arguments(call)
     target = sx.strip(args[0]) if args else None
@@ -87,10 +91,12 @@ def _reflected(module: "Module", call: ts.Node) -> ts.Node | None:
     return target
 
 
-def reflected_name(module: "Module", call: ts.Node) -> str | None:
-    """The callee of `Reflect.apply(f, this, [..])` read as a call of the declared function `f`."""
+def _reflected_name(module: "Module", call: ts.Node, name: str | None) -> str | None:
+    """`name`, or for `Reflect.apply(f, this, [..])` of a declared `f` the name of `f`."""
+    if name != "Reflect.apply":
+        return name
     target = _reflected(module, call)
-    return qualified_name(module, target) if target is not None else None
+    return (qualified_name(module, target) if target is not None else None) or name
 
 
 def invoked_through(module: "Module", call: ts.Node) -> str | None:
@@ -177,10 +183,10 @@ def call_name(module: "Module", call: ts.Node, memo: dict[int, tuple[str | None,
     whatever order the calls are asked in.
     """
     if memo is None:
-        return qualified_name(module, sx.field(call, "function"))
+        return _reflected_name(module, call, qualified_name(module, sx.field(call, "function")))
     known = memo.get(call.id)
     if known is not None:
-        return known[0]
+        return _reflected_name(module, call, known[0])
     pending: list[tuple[ts.Node, ts.Node | None, ts.Node | None, list[str] | None, ts.Node | None]] = []
     node: ts.Node | None = call
     while node is not None and node.id not in memo:
@@ -200,7 +206,7 @@ def call_name(module: "Module", call: ts.Node, memo: dict[int, tuple[str | None,
             memo[node.id] = (_bound(inner_name) if _binds_declared(module, inner) else _curried(inner_name), level)
         else:
             memo[node.id] = (_member(inner_name, props or []), level)
-    return memo[call.id][0]
+    return _reflected_name(module, call, memo[call.id][0])
 
 
 def unnamed_callee(callee: ts.Node, forms: "sx.NormalForms | None", limit: int = _MAX_UNNAMED) -> str:

@@ -304,9 +304,12 @@ def _spans(node: ts.Node, ascii_source: str | None = None) -> Iterator[tuple[int
         if kind != "comment":
             if current.child_count == 0 or kind in _VERBATIM:
                 start, end = current.start_byte, current.end_byte
-                token = ascii_source[start:end] if ascii_source is not None else text(current)
-                if "\\" in token and kind in IDENTIFIER_TYPES:
-                    token = identifier_name(token)
+                if ascii_source is None:
+                    token = text(current)  # escapes in a name already decoded
+                else:
+                    token = ascii_source[start:end]
+                    if "\\" in token and kind in IDENTIFIER_TYPES:
+                        token = identifier_name(token)
                 if token:
                     yield start, end, token
             elif cursor.goto_first_child():

@@ -275,8 +275,6 @@ class _Walker:
     def _call(self, node: ts.Node, function: Function | None, roles: tuple[Role, ...], case: str | None) -> None:
         callee_node = sx.field(node, "function")
         callee = cx.call_name(self.module, node, self.names_memo)
-        if callee == "Reflect.apply":
-            callee = cx.reflected_name(self.module, node) or callee
         if callee is None:
             callee = cx.unnamed_callee(callee_node, self.module.normal_forms) if callee_node is not None else ""
         key = function._node.id if function is not None else None
