@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Iterable, Iterator, Mapping, Sequence
 from reviewer.engine import globs
 from reviewer.change.changeset import is_typescript
 from reviewer.report.model import Finding, Location
+from reviewer.typescript.channel import succeeds
 from reviewer.typescript import (
     Call,
     Expr,
@@ -290,14 +291,16 @@ def handler_fails(program: Program, handler: Expr, fail_names: Sequence[str]) ->
 
 def yields_success(handler: Expr, success_names: Sequence[str]) -> bool:
     """Can the handler produce a success value: a success constructor or stage anywhere in it
-    (`Effect.void`, `Effect.succeed(..)`, `Effect.asVoid`), or a bare `return` when configured?"""
+    (`Effect.void`, `Effect.succeed(..)`, `Effect.asVoid`), a bare `return` when configured, or
+    a way out returning any `Effect.*` value that is not a failure (`Effect.logInfo(..)`,
+    `Effect.sleep(..)`, `Effect.succeedNone`: Effect's channel table)?"""
     if refers_to_any(handler, success_names):
         return True
     function = handler.function
     for end in exits(function) if function is not None else ():
         if end.value is None and end.kind == "return" and BARE_RETURN in success_names:
             return True
-        if end.value is not None and matches(ref_name(end.value), success_names):
+        if end.value is not None and (matches(ref_name(end.value), success_names) or succeeds(ref_name(end.value))):
             return True
     return False
 

@@ -448,6 +448,25 @@ class Call:
         grand = index.parent(parent) if parent is not None and parent.type == "arguments" else None
         return index.call_at(grand) if grand is not None else None
 
+    @property
+    def element_host(self) -> "Call | None":
+        """The call taking a collection holding this call's value as an argument
+        (`H([.., this, ..])`, `H({ k: this })`): `Effect.all`, `Effect.firstSuccessOf`."""
+        index = self._module.index
+        node = self._node
+        parent = index.parent(node)
+        while parent is not None and parent.type in _VALUE_WRAPPERS:
+            node, parent = parent, index.parent(parent)
+        if parent is not None and parent.type == "pair":
+            parent = index.parent(parent)
+        if parent is None or parent.type not in ("array", "object"):
+            return None
+        node, parent = parent, index.parent(parent)
+        while parent is not None and parent.type in _VALUE_WRAPPERS:
+            node, parent = parent, index.parent(parent)
+        grand = index.parent(parent) if parent is not None and parent.type == "arguments" else None
+        return index.call_at(grand) if grand is not None else None
+
     @cached_property
     def binding(self) -> tuple[str, str | None]:
         """What becomes of this call's value, after the rest of its chain and pipes.

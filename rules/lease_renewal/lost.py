@@ -14,6 +14,7 @@ from reviewer.engine.api import Options
 from reviewer.typescript import Atom, Call, Exit, Expr, Program, exits, mentions_string, returned_functions
 
 from reviewer.rules import _effect as fx
+from reviewer.rules._escape import swallowed
 from reviewer.rules.lease_renewal.coordinator import is_coordinator_interrupt
 from reviewer.rules.lease_renewal.loops import loops_in
 from reviewer.rules.lease_renewal.scan import Scan
@@ -54,25 +55,22 @@ def check_lost(scan: Scan) -> None:
             continue
         seen.add(call)
         scan.findings.append(_lost_finding(scan, call, why, _subject(scan, call)))
-    # `renew(..).pipe(Effect.ignore)` / `Effect.ignore(renew(..))`
+    # `renew(..).pipe(Effect.ignore)`, `Effect.either(renew(..))`, `Effect.race(renew(..), other)`,
+    # `Effect.retry(renew(..), Schedule.forever)`: no handler to judge, the channel table says it
     claim_calls = [c for c in fx.iter_calls(program, scan.changed) if scan.is_renew(c) or scan.is_release(c)]
     for call in fx.in_key_order(claim_calls):
-        for stage in fx.stages_of(call):
-            # A stage in `ignore` turns every failure into success whatever its arguments say
-            # (`Effect.orElseSucceed(() => false)` is in `catch_all` too, but its handler's
-            # value is the success: there is no handler to judge).
-            if not fx.matches(stage.name, opts.ignore):
-                continue
-            counted += 1
-            at = stage.call or call
-            if not (stage.expr.changed or call.changed or scan.widened):
-                continue
-            if stage.expr in seen:
-                continue
-            seen.add(stage.expr)
-            scan.findings.append(
-                _lost_finding(scan, at, f"`{fx.strip_call_marks(stage.name)}` discards every failure, a lost claim included,", call, stage.expr)
-            )
+        swallow = swallowed(program, call, opts.fail, opts.ignore)
+        if swallow is None:
+            continue
+        counted += 1
+        if not (swallow.stage.changed or call.changed or scan.widened):
+            continue
+        if swallow.stage in seen or swallow.at in seen:
+            continue
+        seen.add(swallow.stage)
+        scan.findings.append(
+            _lost_finding(scan, swallow.at, swallow.why, call, swallow.stage, handler="nothing fails closed")
+        )
     scan.facts.append(
         f"{counted} catch/ignore site(s) that can see Lost, none turning it into success" if counted else "no catch/ignore of Lost"
     )
@@ -118,6 +116,9 @@ def _lost_handler(scan: Scan, call: Call) -> tuple[Expr | None, str]:
         return None, ""
     if fx.matches(call.callee, opts.catch_all):
         handler = args[-1]
+        on_failure = call.args[-1].prop("onFailure")  # `matchEffect({ onFailure, onSuccess })`
+        if on_failure is not None:
+            handler = _written(scan.program, on_failure)
         if mentions_lost(handler, opts):
             return handler, f"`{fx.strip_call_marks(call.callee)}` singles out the lost claim"
         if _subject(scan, call) is not None:
@@ -210,7 +211,14 @@ def _exit_succeeds(end: Exit, opts: Options) -> bool:
     return fx.refers_to_any(end.value, opts.success)
 
 
-def _lost_finding(scan: Scan, call: Call, why: str, subject: Call | None, stage: Expr | None = None) -> Finding:
+def _lost_finding(
+    scan: Scan,
+    call: Call,
+    why: str,
+    subject: Call | None,
+    stage: Expr | None = None,
+    handler: str = "its handler returns success without failing again",
+) -> Finding:
     location = fx.loc(stage.path, stage.line, stage.end_line) if stage is not None else fx.call_loc(call)
     target = f" on `{subject.callee}`" if subject is not None else ""
     related: list[Location] = []
@@ -224,7 +232,6 @@ def _lost_finding(scan: Scan, call: Call, why: str, subject: Call | None, stage:
             related.append(fx.loc(loop.path, loop.line, loop.end_line, "the heartbeat whose Lost also goes unobserved"))
     for release in sorted(scan.hook_releases):
         related.append(fx.loc(release[0], release[1], release[1], "deletes the claim during the interruption commit, so Lost is the normal case here"))
-    handler = "its handler returns success without failing again"
     return scan.ctx.finding(
         "lost-suppressed",
         title=f"Lost claim swallowed{(' on `' + fx.last(subject.callee) + '`') if subject else ''}",

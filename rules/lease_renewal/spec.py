@@ -120,9 +120,16 @@ OPTIONS: tuple[Option, ...] = (
         "Effect.catchSomeDefect",
         "Effect.orElse",
         "Effect.orElseSucceed",
+        "Effect.catchFilter",
+        "Effect.catchCauseIf",
+        "Effect.catchCauseFilter",
+        "Effect.catchEager",
+        "Effect.retryOrElse",
+        "Effect.matchEffect",
+        "Effect.matchCauseEffect",
     ],
         Kind.NAMES,
-        'Handlers that catch everything (a lost claim included).',
+        'Handlers that catch everything (a lost claim included); `matchEffect`-like ones through their `onFailure`.',
     ),
     Option(
         'ignore',
@@ -241,7 +248,14 @@ CHECKS: tuple[CheckSpec, ...] = (
         summary="A renewal/release failure with SessionExecutionClaim.Lost is caught and ignored instead of failing closed.",
         why=(
             "Lost means another owner may hold the Session now. Swallowing it lets this process keep running "
-            "(or report a clean stop) without the lock, so the two owners' writes interleave."
+            "(or report a clean stop) without the lock, so the two owners' writes interleave. Every way Effect "
+            "has of ending a failure counts (reviewer/typescript/channel.py): a handler that never fails again "
+            "(`catchTag`, `catchAll`, `matchEffect`'s `onFailure`, returning `Effect.void`, `Effect.logInfo(..)`, "
+            "`Effect.sleep(..)`), a combinator that makes the failure a value (`ignore`, `either`, `result`, "
+            "`exit`, `option`, `merge`, `flip`, `match`, `eventually`), a race or fallback where another "
+            "alternative's success masks it (`race`, `raceAll`, `firstSuccessOf`), `Effect.all(.., { mode: "
+            "\"either\" })`, and a `retry` whose schedule never ends. A value turned back into the failure "
+            "(`Effect.flatten`, `Effect.failCause(exit.cause)` later in the same function) is not a finding."
         ),
         bad="SessionExecutionClaim.clear(db, claim).pipe(Effect.catchTag(\"Lost\", () => Effect.void))",
         good="SessionExecutionClaim.clear(db, claim).pipe(Effect.orDie)  // a lost claim is a defect of the run",
