@@ -15,7 +15,6 @@ from typing import TYPE_CHECKING, Iterable, Iterator, Mapping, Sequence
 from reviewer.engine import globs
 from reviewer.change.changeset import is_typescript
 from reviewer.report.model import Finding, Location
-from reviewer.typescript.channel import succeeds
 from reviewer.typescript import (
     Call,
     Expr,
@@ -28,6 +27,7 @@ from reviewer.typescript import (
     exits,
     later_uses,
     mentions_name,
+    succeeds,
     throws,
     words_on_lines,
 )

@@ -11,8 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Sequence
 
-from reviewer.typescript import Call, Expr, Program
-from reviewer.typescript.channel import REFAIL, Treatment, collect_mode, retry_ends, treatment
+from reviewer.typescript import REFAIL, Call, Expr, Program, Treatment, collect_mode, retry_ends, treatment
 
 from reviewer.rules import _effect as fx
 

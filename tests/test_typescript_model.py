@@ -908,6 +908,12 @@ def test_a_call_spelled_another_way_has_the_callee_and_arguments_of_the_plain_ca
             "export const i = (store, patch) => store.apply(patch)\n"
             "export const j = (client) => client.call(\"drop\")\n"
             "export const k = (db, lease) => Reflect.apply(Object.keys, undefined, [lease])\n"
+            "export const l = (db, lease) => L.drop.call.call(L.drop, undefined, db, lease)\n"
+            "export const m = (db, lease) => Function.prototype.call.call(L.drop, undefined, db, lease)\n"
+            "export const n = (db, lease) => L.drop.bind(undefined).call(undefined, db, lease)\n"
+            "export const o = (db, lease) => L.drop.bind(undefined, db).apply(undefined, [lease])\n"
+            "export const p = (db, lease) => L.drop.call.apply(L.drop, [undefined, db, lease])\n"
+            "export const q = (store, patch) => store.apply.call(store, patch)\n"
         ),
     }
     program = Program(files.get)
@@ -922,3 +928,7 @@ def test_a_call_spelled_another_way_has_the_callee_and_arguments_of_the_plain_ca
     assert spelled[10] == ("store.apply", ["patch"])
     assert spelled[11] == ("client.call", ['"drop"'])
     assert spelled[12][0] == "Reflect.apply"
+    # Invokers of invokers run the function they are finally given.
+    for line in range(13, 18):
+        assert spelled[line] == ("Locks.drop", ["db", "lease"]), (line, spelled[line])
+    assert spelled[18][0] == "store.apply.call"  # a method of a runtime object stays as written

@@ -3,6 +3,7 @@
 Rules import only from here; tree-sitter nodes never leave the package.
 """
 
+from reviewer.typescript.channel import REFAIL, Treatment, collect_mode, retry_ends, succeeds, treatment
 from reviewer.typescript.conditions import Atom, evaluate
 from reviewer.typescript.endings import Exit, block_exit, exits, jumps_past, statement_of
 from reviewer.typescript.expressions import Call, Callback, Expr, Function, Invocation
@@ -85,4 +86,10 @@ __all__ = [
     "callers_of",
     "routes_to",
     "uses_of",
+    "REFAIL",
+    "Treatment",
+    "collect_mode",
+    "retry_ends",
+    "succeeds",
+    "treatment",
 ]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING, Callable, Container, Sequence
 
 import tree_sitter as ts
@@ -59,6 +60,8 @@ def qualified_name(module: "Module", node: ts.Node | None, depth: int = 0) -> st
 # `f.bind(this, a)` makes a function that calls `f`. Objects have methods of these names too
 # (`store.apply(patch)`), so `f` must be a function the program declares.
 _INVOKERS = frozenset({"call", "apply"})
+# A name that may have come from an invoker spelling (`Locks.drop.call.call`, `f.bind().apply`, `Reflect.apply`).
+_MAY_INVOKE = re.compile(r"\.(?:call|apply)$|\.bind\(\)|^Reflect\.apply$")
 
 
 def _declared_function(module: "Module", root: ts.Node, props: list[str]) -> bool:
@@ -75,44 +78,114 @@ def _binds_declared(module: "Module", call: ts.Node) -> bool:
         and _declared_function(module, split[0], split[1][:-1])
 
 
-def _reflected(module: "Module", call: ts.Node) -> ts.Node | None:
-    """`f` in `Reflect.apply(f, this, [..])` when `f` is a declared function."""
+_PROTOTYPE = frozenset({"Function.prototype.call", "Function.prototype.apply", "Function.prototype.bind"})
+_MAX_INVOKERS = 8  # `f.call.call.call…` deeper than this is left as written
+
+
+def _function_valued(module: "Module", node: ts.Node | None, depth: int = 0) -> bool:
+    """`node` is a function value the reviewer can name: a declared function, one of
+    Function.prototype's invokers of one (`f.call`, `f.bind(..)`), or the prototype's own."""
+    node = sx.strip(node)
+    if node is None or depth > _MAX_INVOKERS:
+        return False
+    if node.type == "call_expression":
+        bound = _invoker(sx.field(node, "function"))
+        return bound is not None and bound[1] == "bind" and _function_valued(module, bound[0], depth + 1)
+    split = sx.member_segments(node)
+    if split is None or split[0] is None:
+        return False
+    root, props = split
+    if props and props[-1] in _INVOKERS | {"bind"} and _function_valued(module, _object(node), depth + 1):
+        return True
+    if root.type == "identifier" and sx.text(root) == "Function" and ".".join(["Function", *props]) in _PROTOTYPE:
+        return True
+    return _declared_function(module, root, props)
+
+
+def _invoker(node: ts.Node | None) -> tuple[ts.Node, str] | None:
+    """(object, "call" | "apply" | "bind") of a member expression `object.call`, else None."""
+    node = sx.strip(node)
+    if node is None or node.type != "member_expression":
+        return None
+    prop = sx.text(sx.field(node, "property"))
+    target = sx.field(node, "object")
+    return (target, prop) if prop in ("call", "apply", "bind") and target is not None else None
+
+
+def _object(member: ts.Node) -> ts.Node | None:
+    return sx.field(member, "object")
+
+
+def _listed(node: ts.Node | None) -> list[ts.Node] | None:
+    """The elements of an array literal argument; None when not known (a spread, a variable)."""
+    node = sx.strip(node)
+    if node is None or node.type != "array" or any(c.type == "spread_element" for c in sx.named(node)):
+        return None
+    return sx.named(node)
+
+
+def _invoke(
+    module: "Module", fn: ts.Node | None, this: ts.Node | None, args: list[ts.Node] | None, depth: int = 0
+) -> tuple[ts.Node | None, list[ts.Node] | None]:
+    """The function a value invoked with (`this`, `args`) ends up running, and the arguments it gets.
+
+    Function.prototype.call runs its `this` (`f.call(t, a)` runs `f`; so does
+    `f.call.call(f, t, a)` and `Function.prototype.call.call(f, t, a)`), apply
+    spreads an array literal, a bound function runs its target with the bound
+    arguments first, and `Reflect.apply(f, t, [a])` is apply. Arguments are
+    None when they cannot be known (a spread, a variable).
+    """
+    fn = sx.strip(fn)
+    if fn is None or depth > _MAX_INVOKERS:
+        return fn, args
+    way = _invoker(fn)
+    if way is not None and way[1] in _INVOKERS and (
+        _function_valued(module, way[0]) or qualified_name(module, fn) in _PROTOTYPE
+    ):
+        if this is None:
+            return None, None
+        rest = args or []
+        if way[1] == "call":
+            return _invoke(module, this, rest[0] if rest else None, rest[1:] if args is not None else None, depth + 1)
+        return _invoke(module, this, rest[0] if rest else None, _listed(rest[1]) if len(rest) > 1 else [], depth + 1)
+    if fn.type == "call_expression":
+        bound = _invoker(sx.field(fn, "function"))
+        if bound is not None and bound[1] == "bind" and _function_valued(module, bound[0]):
+            given = arguments(fn)
+            before = given[1:]
+            return _invoke(module, bound[0], given[0] if given else None, None if args is None else before + args, depth + 1)
+    if fn.type == "member_expression" and sx.text(sx.field(fn, "property")) == "apply" \
+            and qualified_name(module, fn) == "Reflect.apply":
+        rest = args or []
+        if rest and _function_valued(module, rest[0]):
+            listed = _listed(rest[2]) if len(rest) > 2 else []
+            return _invoke(module, rest[0], rest[1] if len(rest) > 1 else None, listed, depth + 1)
+    return fn, args
+
+
+def invocation(module: "Module", call: ts.Node) -> tuple[ts.Node, list[ts.Node] | None] | None:
+    """For a call written through Function.prototype or Reflect (`X.clear.call(u, db)`,
+    `X.clear.bind(u, db)(claim)`, `X.clear.call.call(X.clear, u, db)`, `Reflect.apply(X.clear, u, [db])`):
+    the function it runs and the arguments that function receives. None for any other call,
+    and for `call`/`apply`/`bind` of something not known to be a function (`store.apply(patch)`)."""
     callee = sx.strip(sx.field(call, "function"))
-    # Asked of every call whose arguments a rule reads: the spelling first, the name only then.
-    if callee is None or callee.type != "member_expression" or sx.text(sx.field(callee, "property")) != "apply":
+    if callee is None:
         return None
-    if qualified_name(module, callee) != "Reflect.apply":
+    if callee.type != "call_expression" and _invoker(callee) is None:
+        return None  # the common case: no invoker in sight
+    this = _object(callee) if callee.type == "member_expression" else None
+    target, args = _invoke(module, callee, this, arguments(call))
+    if target is None or target == callee:
         return None
-    args = arguments(call)
-    target = sx.strip(args[0]) if args else None
-    split = sx.member_segments(target)
-    if split is None or split[0] is None or not _declared_function(module, split[0], split[1]):
-        return None
-    return target
+    return target, args
 
 
-def _reflected_name(module: "Module", call: ts.Node, name: str | None) -> str | None:
-    """`name`, or for `Reflect.apply(f, this, [..])` of a declared `f` the name of `f`."""
-    if name != "Reflect.apply":
+def _invoked_name(module: "Module", call: ts.Node, name: str | None) -> str | None:
+    """`name`, or for a call written through an invoker the name of the function it runs."""
+    if name is None or not _MAY_INVOKE.search(name):
         return name
-    target = _reflected(module, call)
-    return (qualified_name(module, target) if target is not None else None) or name
-
-
-def invoked_through(module: "Module", call: ts.Node) -> str | None:
-    """`call`, `apply`, `bind` or `reflect` when `call` invokes a declared function through
-    Function.prototype or Reflect (`X.clear.call(u, db)`, `X.clear.bind(u, db)(claim)`,
-    `Reflect.apply(X.clear, u, [db])`); else None."""
-    if _reflected(module, call) is not None:
-        return "reflect"
-    callee = sx.strip(sx.field(call, "function"))
-    if callee is not None and callee.type == "call_expression":
-        return "bind" if _binds_declared(module, callee) else None
-    split = sx.member_segments(callee)
-    if split is not None and split[0] is not None and len(split[1]) >= 1 and split[1][-1] in _INVOKERS \
-            and _declared_function(module, split[0], split[1][:-1]):
-        return split[1][-1]
-    return None
+    found = invocation(module, call)
+    return (qualified_name(module, found[0]) if found is not None else None) or name
 
 
 def _rooted(module: "Module", root: ts.Node | None, props: list[str], depth: int = 0) -> str | None:
@@ -183,10 +256,10 @@ def call_name(module: "Module", call: ts.Node, memo: dict[int, tuple[str | None,
     whatever order the calls are asked in.
     """
     if memo is None:
-        return _reflected_name(module, call, qualified_name(module, sx.field(call, "function")))
+        return _invoked_name(module, call, qualified_name(module, sx.field(call, "function")))
     known = memo.get(call.id)
     if known is not None:
-        return _reflected_name(module, call, known[0])
+        return _invoked_name(module, call, known[0])
     pending: list[tuple[ts.Node, ts.Node | None, ts.Node | None, list[str] | None, ts.Node | None]] = []
     node: ts.Node | None = call
     while node is not None and node.id not in memo:
@@ -206,7 +279,7 @@ def call_name(module: "Module", call: ts.Node, memo: dict[int, tuple[str | None,
             memo[node.id] = (_bound(inner_name) if _binds_declared(module, inner) else _curried(inner_name), level)
         else:
             memo[node.id] = (_member(inner_name, props or []), level)
-    return _reflected_name(module, call, memo[call.id][0])
+    return _invoked_name(module, call, memo[call.id][0])
 
 
 def unnamed_callee(callee: ts.Node, forms: "sx.NormalForms | None", limit: int = _MAX_UNNAMED) -> str:
@@ -230,18 +303,10 @@ def arguments(call: ts.Node) -> list[ts.Node]:
 def invoked_arguments(module: "Module", call: ts.Node) -> list[ts.Node]:
     """The arguments the called function receives: `f.call(t, a, b)` gives (a, b), `f.apply(t, [a, b])`
     (a, b) (nothing known from a spread or a variable), `f.bind(t, a)(b)` (a, b)."""
-    way = invoked_through(module, call)
-    args = arguments(call)
-    if way == "call":
-        return args[1:]
-    if way in ("apply", "reflect"):
-        listed = sx.strip(args[1 if way == "apply" else 2]) if len(args) > (1 if way == "apply" else 2) else None
-        if listed is None or listed.type != "array" or any(c.type == "spread_element" for c in sx.named(listed)):
-            return []
-        return sx.named(listed)
-    if way == "bind":
-        return arguments(sx.strip(sx.field(call, "function")))[1:] + args
-    return args
+    found = invocation(module, call)
+    if found is None:
+        return arguments(call)
+    return found[1] or []
 
 
 def member_callee(call: ts.Node) -> ts.Node | None:
