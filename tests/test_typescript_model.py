@@ -683,7 +683,7 @@ def test_deep_chain_is_one_shared_chain_answered_from_a_parent_map() -> None:
     module = _chain_program(links).module("chain.ts")
     calls = module.calls()
     assert len(calls) == links + 1
-    index = module._index
+    index = module.index
     assert index.depth > DEEP
     outer, root = calls[0], calls[-1]  # pre-order: the last link first, `Effect.succeed(1)` last
     assert root.callee == "Effect.succeed" and root.chain[0] is root
@@ -738,7 +738,7 @@ def test_shared_chains_equal_each_calls_own_chain(program: Program) -> None:
         module = program.module(path)
         if module is None:
             continue
-        index = module._index
+        index = module.index
         for call in module.calls():
             own = tuple(c for c in (index.call_at(n) for n in cx.chain_nodes(call._node)) if c is not None)
             assert call.chain == own, (path, call.line, call.callee)

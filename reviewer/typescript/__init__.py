@@ -6,10 +6,11 @@ Rules import only from here; tree-sitter nodes never leave the package.
 from reviewer.typescript.channel import REFAIL, Treatment, collect_mode, retry_ends, succeeds, treatment
 from reviewer.typescript.conditions import Atom, evaluate
 from reviewer.typescript.endings import Exit, block_exit, exits, jumps_past, statement_of
-from reviewer.typescript.expressions import Call, Callback, Expr, Function, Invocation
+from reviewer.typescript.expressions import Call, Expr, Function
 from reviewer.typescript.flags import Flag, flag_of, flags_set, switched_off
 from reviewer.typescript.flow import consumer, later_uses
 from reviewer.typescript.loops import repeating_spans
+from reviewer.typescript.callbacks import Callback, Invocation
 from reviewer.typescript.mentions import (
     error_scope,
     mentions_name,

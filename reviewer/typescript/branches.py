@@ -6,17 +6,22 @@ never run on the same path.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Iterable, Protocol
 
 import tree_sitter as ts
 
 from reviewer.typescript import syntax as sx
 
-if TYPE_CHECKING:
-    from reviewer.typescript.index import ModuleIndex
+
+class Tree(Protocol):
+    """Parents of a module's nodes (ModuleIndex has them, without tree-sitter's upward walk)."""
+
+    def parent(self, node: ts.Node) -> ts.Node | None: ...
+
+    def ancestors(self, node: ts.Node) -> Iterable[ts.Node]: ...
 
 
-def exclusive(index: "ModuleIndex", a: ts.Node, b: ts.Node) -> bool:
+def exclusive(index: Tree, a: ts.Node, b: ts.Node) -> bool:
     """`a` and `b` sit on different sides of one if/else, ternary or switch.
 
     Decided at their lowest common ancestor. It is found from `a`'s side as

@@ -29,11 +29,11 @@ from reviewer.typescript.endings import exits
 from reviewer.typescript.expressions import Call, Expr, Function
 from reviewer.typescript.flow import _MAX_USES as _MAX_READS
 from reviewer.typescript.flow import later_uses
+from reviewer.typescript.resolver import Resolver
 
 if TYPE_CHECKING:
     from reviewer.typescript.index import ModuleIndex
     from reviewer.typescript.module import Module
-    from reviewer.typescript.program import Program
 
 # Names and helper calls followed from one question, answers given at most, and places looked at
 # (reads and calls that lead nowhere cost too) before the rest is "unfollowed".
@@ -93,7 +93,7 @@ class Route:
 
 
 def uses_of(
-    program: "Program", expr: Expr, paths: str | Iterable[str] = (), depth: int = _MAX_DEPTH
+    program: Resolver, expr: Expr, paths: str | Iterable[str] = (), depth: int = _MAX_DEPTH
 ) -> tuple[Use, ...]:
     """Where the value of `expr` goes (see `Use`); callers of a helper are looked for in `paths` and the
     helper's own file. () when a `const` holding it is never read."""
@@ -104,7 +104,7 @@ def uses_of(
 
 
 def _uses(
-    program: "Program",
+    program: Resolver,
     module: "Module",
     node: ts.Node,
     through: tuple[Expr, ...],
@@ -153,7 +153,7 @@ def _uses(
 
 
 def _bound(
-    program: "Program",
+    program: Resolver,
     module: "Module",
     declarator: ts.Node,
     here: Expr,
@@ -200,7 +200,7 @@ def _shadowed(index: "ModuleIndex", read: ts.Node, name: str, owner: Function | 
 
 
 def _returned(
-    program: "Program",
+    program: Resolver,
     module: "Module",
     node: ts.Node,
     here: Expr,
@@ -231,7 +231,7 @@ def carries(function: Function) -> bool:
     return not _is_async(function._node)
 
 
-def callers_of(program: "Program", function: Function, paths: str | Iterable[str] = ()) -> tuple[Call, ...]:
+def callers_of(program: Resolver, function: Function, paths: str | Iterable[str] = ()) -> tuple[Call, ...]:
     """Calls of `function` (by the definition their callee resolves to) in `paths` and in its own file,
     by path then document order."""
     if function.name is None:
@@ -261,7 +261,7 @@ def callers_of(program: "Program", function: Function, paths: str | Iterable[str
     return tuple(out)
 
 
-def _changed_calls_named(program: "Program", method: str) -> list[Call]:
+def _changed_calls_named(program: Resolver, method: str) -> list[Call]:
     """Calls of the changed files whose callee's last segment is `method`, by path then document order."""
     table = program.memo("changed-calls-by-method")
     if not table:
@@ -286,7 +286,7 @@ def _calls_named(module: "Module", method: str) -> list[Call]:
 # ---------------------------------------------------------------- backward
 
 
-def routes_to(program: "Program", call: Call, depth: int = _MAX_DEPTH) -> tuple[Route, ...]:
+def routes_to(program: Resolver, call: Call, depth: int = _MAX_DEPTH) -> tuple[Route, ...]:
     """How the chain `call` belongs to continues a value built elsewhere: through the name its first link
     is applied to (`q` in `q.orderBy(..)`, a `const` the model follows) or the plain helper its first link
     calls (`pending(db).all()`), back to where each value starts. () when it continues nothing the model
@@ -296,7 +296,7 @@ def routes_to(program: "Program", call: Call, depth: int = _MAX_DEPTH) -> tuple[
     return tuple(routes[:_MAX_ANSWERS])
 
 
-def _chain_routes(program: "Program", links: tuple[Call, ...], depth: int, budget: list[int]) -> list[Route]:
+def _chain_routes(program: Resolver, links: tuple[Call, ...], depth: int, budget: list[int]) -> list[Route]:
     """Routes of the value the chain `links` produces (each route's last part is `links`' own)."""
     if not links:
         return []
@@ -320,7 +320,7 @@ def _chain_routes(program: "Program", links: tuple[Call, ...], depth: int, budge
     return [Route((links,), ())]
 
 
-def _value_routes(program: "Program", expr: Expr, depth: int, budget: list[int]) -> list[Route]:
+def _value_routes(program: Resolver, expr: Expr, depth: int, budget: list[int]) -> list[Route]:
     """Routes of the value `expr` denotes: a chain written there, or the `const` a name holds."""
     node = sx.strip(expr._node)
     if node is None or depth < 0:
@@ -339,7 +339,7 @@ def _value_routes(program: "Program", expr: Expr, depth: int, budget: list[int])
     return []
 
 
-def _denoted(program: "Program", reference: Expr) -> Expr | None:
+def _denoted(program: Resolver, reference: Expr) -> Expr | None:
     """`Program.bound_value`, unless a parameter between the reference and the `const` hides it."""
     value = program.bound_value(reference)
     head = (reference.member_path or "").split(".", 1)[0]
@@ -351,7 +351,7 @@ def _denoted(program: "Program", reference: Expr) -> Expr | None:
     return None if _shadowed(index, reference._node, head, owner) else value
 
 
-def _helper(program: "Program", call: Call) -> Function | None:
+def _helper(program: Resolver, call: Call) -> Function | None:
     """The plain function `call` calls, when the model knows it (see `carries`)."""
     callee = call.callee_expr
     if callee is None or sx.strip(callee._node) is None or sx.strip(callee._node).type not in _NAMES:

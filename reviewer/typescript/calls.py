@@ -3,15 +3,13 @@
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Callable, Container, Sequence
+from typing import Callable, Container, Sequence
 
 import tree_sitter as ts
 
 from reviewer.typescript import syntax as sx
 from reviewer.typescript.roles import ALL, LAST, VALUES
-
-if TYPE_CHECKING:
-    from reviewer.typescript.module import Module
+from reviewer.typescript.source import Names
 
 # Function-form pipe: `pipe(x, a, b)` imported from "effect" or via `Function.pipe`.
 PIPE_FUNCTIONS = frozenset({"pipe", "Function.pipe"})
@@ -32,7 +30,7 @@ def _ts_parent(node: ts.Node) -> ts.Node | None:
     return node.parent
 
 
-def qualified_name(module: "Module", node: ts.Node | None, depth: int = 0) -> str | None:
+def qualified_name(module: Names, node: ts.Node | None, depth: int = 0) -> str | None:
     """Import-resolved dotted name of a callee/reference expression.
 
     `Claim.clear` -> `SessionExecutionClaim.clear`; a fluent receiver keeps its
@@ -64,14 +62,14 @@ _INVOKERS = frozenset({"call", "apply"})
 _MAY_INVOKE = re.compile(r"\.(?:call|apply)$|\.bind\(\)|^Reflect\.apply$")
 
 
-def _declared_function(module: "Module", root: ts.Node, props: list[str]) -> bool:
+def _declared_function(module: Names, root: ts.Node, props: list[str]) -> bool:
     if root.type != "identifier":
         return False
     dotted = ".".join([sx.text(root), *props])
     return module.program.definition(module.path, dotted) is not None
 
 
-def _binds_declared(module: "Module", call: ts.Node) -> bool:
+def _binds_declared(module: Names, call: ts.Node) -> bool:
     """Whether `call` is `f.bind(..)` of a declared function `f`."""
     split = sx.member_segments(sx.strip(sx.field(call, "function")))
     return split is not None and split[0] is not None and len(split[1]) >= 1 and split[1][-1] == "bind" \
@@ -82,7 +80,7 @@ _PROTOTYPE = frozenset({"Function.prototype.call", "Function.prototype.apply", "
 _MAX_INVOKERS = 8  # `f.call.call.call…` deeper than this is left as written
 
 
-def _function_valued(module: "Module", node: ts.Node | None, depth: int = 0) -> bool:
+def _function_valued(module: Names, node: ts.Node | None, depth: int = 0) -> bool:
     """`node` is a function value the reviewer can name: a declared function, one of
     Function.prototype's invokers of one (`f.call`, `f.bind(..)`), or the prototype's own."""
     node = sx.strip(node)
@@ -125,7 +123,7 @@ def _listed(node: ts.Node | None) -> list[ts.Node] | None:
 
 
 def _invoke(
-    module: "Module", fn: ts.Node | None, this: ts.Node | None, args: list[ts.Node] | None, depth: int = 0
+    module: Names, fn: ts.Node | None, this: ts.Node | None, args: list[ts.Node] | None, depth: int = 0
 ) -> tuple[ts.Node | None, list[ts.Node] | None]:
     """The function a value invoked with (`this`, `args`) ends up running, and the arguments it gets.
 
@@ -163,7 +161,7 @@ def _invoke(
     return fn, args
 
 
-def invocation(module: "Module", call: ts.Node) -> tuple[ts.Node, list[ts.Node] | None] | None:
+def invocation(module: Names, call: ts.Node) -> tuple[ts.Node, list[ts.Node] | None] | None:
     """For a call written through Function.prototype or Reflect (`X.clear.call(u, db)`,
     `X.clear.bind(u, db)(claim)`, `X.clear.call.call(X.clear, u, db)`, `Reflect.apply(X.clear, u, [db])`):
     the function it runs and the arguments that function receives. None for any other call,
@@ -180,7 +178,7 @@ def invocation(module: "Module", call: ts.Node) -> tuple[ts.Node, list[ts.Node] 
     return target, args
 
 
-def _invoked_name(module: "Module", call: ts.Node, name: str | None) -> str | None:
+def _invoked_name(module: Names, call: ts.Node, name: str | None) -> str | None:
     """`name`, or for a call written through an invoker the name of the function it runs."""
     if name is None or not _MAY_INVOKE.search(name):
         return name
@@ -188,7 +186,7 @@ def _invoked_name(module: "Module", call: ts.Node, name: str | None) -> str | No
     return (qualified_name(module, found[0]) if found is not None else None) or name
 
 
-def _rooted(module: "Module", root: ts.Node | None, props: list[str], depth: int = 0) -> str | None:
+def _rooted(module: Names, root: ts.Node | None, props: list[str], depth: int = 0) -> str | None:
     """The name of a member path whose root is not a call (`f.call`/`f.apply` of a declared `f` is `f`)."""
     if root is None:
         return None
@@ -246,7 +244,7 @@ def _inner_call(call: ts.Node) -> tuple[ts.Node | None, ts.Node | None, list[str
     return callee, None, props, root
 
 
-def call_name(module: "Module", call: ts.Node, memo: dict[int, tuple[str | None, int]] | None = None) -> str | None:
+def call_name(module: Names, call: ts.Node, memo: dict[int, tuple[str | None, int]] | None = None) -> str | None:
     """`qualified_name` of a call's callee; with `memo`, each call of a chain is named once.
 
     A chain is named from its innermost call outwards, each name built on
@@ -300,7 +298,7 @@ def arguments(call: ts.Node) -> list[ts.Node]:
     return sx.named(args)
 
 
-def invoked_arguments(module: "Module", call: ts.Node) -> list[ts.Node]:
+def invoked_arguments(module: Names, call: ts.Node) -> list[ts.Node]:
     """The arguments the called function receives: `f.call(t, a, b)` gives (a, b), `f.apply(t, [a, b])`
     (a, b) (nothing known from a spread or a variable), `f.bind(t, a)(b)` (a, b)."""
     found = invocation(module, call)
@@ -358,7 +356,7 @@ def chain_nodes(call: ts.Node, parent_of: Parent = _ts_parent) -> list[ts.Node]:
     return [*before, call, *after]
 
 
-def pipe_parts(module: "Module", call: ts.Node, callee: str) -> tuple[ts.Node | None, list[ts.Node]]:
+def pipe_parts(module: Names, call: ts.Node, callee: str) -> tuple[ts.Node | None, list[ts.Node]]:
     """(subject, stages) of `subject.pipe(a, b)` or `pipe(subject, a, b)`."""
     member = member_callee(call)
     if member is not None and sx.text(sx.field(member, "property")) == "pipe":

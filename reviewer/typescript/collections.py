@@ -24,10 +24,10 @@ import tree_sitter as ts
 from reviewer.typescript import syntax as sx
 from reviewer.typescript.endings import exits
 from reviewer.typescript.expressions import Call, Expr
+from reviewer.typescript.resolver import Resolver
 
 if TYPE_CHECKING:
     from reviewer.typescript.module import Module
-    from reviewer.typescript.program import Program
 
 # Names, helper calls and spreads followed from one question (cycles, absurd nesting).
 _MAX_DEPTH = 8
@@ -39,7 +39,7 @@ _ARRAY_MUTATORS = ("push", "unshift", "splice", "pop", "shift", "sort", "reverse
 Member = tuple["str | None", Expr]
 
 
-def spread_elements(program: "Program", items: Iterable[Expr], depth: int = _MAX_DEPTH) -> tuple[Expr, ...]:
+def spread_elements(program: Resolver, items: Iterable[Expr], depth: int = _MAX_DEPTH) -> tuple[Expr, ...]:
     """`items` (arguments or array elements) with each `...x` replaced by the elements of the array
     `x` denotes (see `elements_of`); a spread that does not resolve stays as the `spread_element`."""
     out: list[Expr] = []
@@ -55,7 +55,7 @@ def spread_elements(program: "Program", items: Iterable[Expr], depth: int = _MAX
     return tuple(out[:_MAX_ITEMS])
 
 
-def arguments_of(program: "Program", call: Call) -> tuple[Expr, ...]:
+def arguments_of(program: Resolver, call: Call) -> tuple[Expr, ...]:
     """A call's arguments with spreads of `const` arrays flattened: `orderBy(...ORDER, asc(T.id))`."""
     args = call.args
     if not any(arg.kind == "spread_element" for arg in args):
@@ -63,28 +63,28 @@ def arguments_of(program: "Program", call: Call) -> tuple[Expr, ...]:
     return spread_elements(program, args)
 
 
-def elements_of(program: "Program", expr: Expr, depth: int = _MAX_DEPTH) -> tuple[Expr, ...] | None:
+def elements_of(program: Resolver, expr: Expr, depth: int = _MAX_DEPTH) -> tuple[Expr, ...] | None:
     """The elements of the array literal `expr` is or denotes, spreads flattened; None when it is not one
     the model can read (a parameter, a `let`, a mutated array, a call of anything but a plain helper
     returning one array literal)."""
     return _remembered(expr, "array", depth, lambda: _elements(program, expr, depth))
 
 
-def _elements(program: "Program", expr: Expr, depth: int) -> tuple[Expr, ...] | None:
+def _elements(program: Resolver, expr: Expr, depth: int) -> tuple[Expr, ...] | None:
     literal = _literal(program, expr, "array", depth)
     if literal is None:
         return None
     return spread_elements(program, literal.elements, depth - 1)
 
 
-def members_of(program: "Program", expr: Expr, depth: int = _MAX_DEPTH) -> tuple[Member, ...] | None:
+def members_of(program: Resolver, expr: Expr, depth: int = _MAX_DEPTH) -> tuple[Member, ...] | None:
     """(key, value) of each member of the object literal `expr` is or denotes, in source order, spreads
     of readable objects flattened in place. A spread that does not resolve, or a computed key that is not a
     string, is kept as (None, that member): it may set any key. None when not an object the model reads."""
     return _remembered(expr, "object", depth, lambda: _members(program, expr, depth))
 
 
-def _members(program: "Program", expr: Expr, depth: int) -> tuple[Member, ...] | None:
+def _members(program: Resolver, expr: Expr, depth: int) -> tuple[Member, ...] | None:
     literal = _literal(program, expr, "object", depth)
     if literal is None:
         return None
@@ -112,7 +112,7 @@ def _members(program: "Program", expr: Expr, depth: int) -> tuple[Member, ...] |
     return tuple(out)
 
 
-def member_of(program: "Program", expr: Expr, name: str, depth: int = _MAX_DEPTH) -> Expr | None:
+def member_of(program: Resolver, expr: Expr, name: str, depth: int = _MAX_DEPTH) -> Expr | None:
     """The value member `name` has in the object `expr` denotes, the last one written winning as in
     JavaScript; the `spread_element` (or computed member) when one written after it, or instead of it,
     may set it; None when the object cannot be read or has no such member."""
@@ -127,7 +127,7 @@ def member_of(program: "Program", expr: Expr, name: str, depth: int = _MAX_DEPTH
     return None
 
 
-def property_value(program: "Program", expr: Expr, depth: int = _MAX_DEPTH) -> Expr | None:
+def property_value(program: Resolver, expr: Expr, depth: int = _MAX_DEPTH) -> Expr | None:
     """What a property read (`opts.limit`, `Limits.page.size`, `opts["limit"]`) stands for when its object
     is an object literal the model reads (see `member_of`, whose answers it shares: a `spread_element`
     means the member may come from a spread it cannot follow); None otherwise."""
@@ -168,7 +168,7 @@ def _spread_argument(spread: Expr) -> Expr | None:
     return Expr(spread._module, inner[0]) if inner else None
 
 
-def _shorthand_value(program: "Program", value: Expr) -> Expr:
+def _shorthand_value(program: Resolver, value: Expr) -> Expr:
     """`{ limit }` stands for the value of the name `limit` when it is a `const` the model follows."""
     if value.kind != "shorthand_property_identifier":
         return value
@@ -176,7 +176,7 @@ def _shorthand_value(program: "Program", value: Expr) -> Expr:
     return bound if bound is not None else value
 
 
-def _literal(program: "Program", expr: Expr, kind: str, depth: int) -> Expr | None:
+def _literal(program: Resolver, expr: Expr, kind: str, depth: int) -> Expr | None:
     """The `kind` literal (`array` / `object`) `expr` is, or denotes through names, members and helpers."""
     for _ in range(depth):
         node = sx.strip(expr._node)
@@ -196,7 +196,7 @@ def _literal(program: "Program", expr: Expr, kind: str, depth: int) -> Expr | No
     return None
 
 
-def _named_value(program: "Program", expr: Expr, kind: str) -> Expr | None:
+def _named_value(program: Resolver, expr: Expr, kind: str) -> Expr | None:
     """The initializer of the `const` a name denotes (or the member of an object it reads), unless mutated."""
     value = program.bound_value(expr) if expr.kind != "subscript_expression" else None
     if value is None:
@@ -226,7 +226,7 @@ def _const_name(value: Expr) -> str | None:
     return sx.text(name) if constant else None
 
 
-def _helper_result(program: "Program", expr: Expr) -> Expr | None:
+def _helper_result(program: Resolver, expr: Expr) -> Expr | None:
     """The one value a plain helper returns (`const fairOrder = () => [..]`), when `expr` calls one."""
     call = expr.call
     callee = call.callee_expr if call is not None else None

@@ -33,11 +33,11 @@ from reviewer.typescript.builders import callers_of
 from reviewer.typescript.expressions import Expr, Function
 from reviewer.typescript.flow import name_reads
 from reviewer.typescript.roles import Role
+from reviewer.typescript.resolver import Resolver
 
 if TYPE_CHECKING:
     from reviewer.typescript.index import ModuleIndex
     from reviewer.typescript.module import Module
-    from reviewer.typescript.program import Program
 
 # Reads of a name pass it to these many parameters in a row before confinement gives up.
 _MAX_PARAMETER_HOPS = 3
@@ -46,7 +46,7 @@ _MAX_PARAMETER_HOPS = 3
 PassedNodes = Callable[[str, Role], frozenset[int]]
 
 
-def confined(program: "Program", target: Expr, role: Role, passed: PassedNodes) -> bool:
+def confined(program: Resolver, target: Expr, role: Role, passed: PassedNodes) -> bool:
     index = target._module.index
     node = target._node
     parent = index.parent(node)
@@ -64,7 +64,7 @@ def confined(program: "Program", target: Expr, role: Role, passed: PassedNodes) 
 
 
 def _binding_confined(
-    program: "Program", module: "Module", binding: ts.Node, role: Role, passed: PassedNodes, hops: int
+    program: Resolver, module: "Module", binding: ts.Node, role: Role, passed: PassedNodes, hops: int
 ) -> bool:
     reads = name_reads(module.index, binding)
     if reads is None:
@@ -79,7 +79,7 @@ def _binding_confined(
                if call.path != module.path)
 
 
-def _calls_confined(program: "Program", outer: Function, role: Role, passed: PassedNodes, hops: int) -> bool:
+def _calls_confined(program: Resolver, outer: Function, role: Role, passed: PassedNodes, hops: int) -> bool:
     """Every call of `outer` (whose result is the code) is itself a confined use."""
     if not outer.name:
         return False
@@ -87,7 +87,7 @@ def _calls_confined(program: "Program", outer: Function, role: Role, passed: Pas
     return bool(calls) and all(_use_confined(program, c._module, c._node, role, passed, hops) for c in calls)
 
 
-def _use_confined(program: "Program", module: "Module", use: ts.Node, role: Role, passed: PassedNodes, hops: int) -> bool:
+def _use_confined(program: Resolver, module: "Module", use: ts.Node, role: Role, passed: PassedNodes, hops: int) -> bool:
     """A read (or a call producing the code) that hands it to the role, runs it in the role, or passes it on
     to a parameter that is confined."""
     if use.start_byte in passed(module.path, role):
@@ -107,7 +107,7 @@ def _use_confined(program: "Program", module: "Module", use: ts.Node, role: Role
 
 
 def _argument_confined(
-    program: "Program", module: "Module", argument: ts.Node, role: Role, passed: PassedNodes, hops: int
+    program: Resolver, module: "Module", argument: ts.Node, role: Role, passed: PassedNodes, hops: int
 ) -> bool:
     """An argument binds a parameter of the function called: confined when that parameter is."""
     if hops >= _MAX_PARAMETER_HOPS:

@@ -9,19 +9,58 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field as dc_field
 from functools import cached_property
-from typing import TYPE_CHECKING, Callable, Hashable
+from typing import Callable, Hashable, Iterable, Protocol
 
 import tree_sitter as ts
 
 from reviewer.typescript import calls as cx
+from reviewer.typescript import placement
 from reviewer.typescript import syntax as sx
 from reviewer.typescript.branches import exclusive
 from reviewer.typescript.parse import node_lines
-from reviewer.typescript.roles import Role
+from reviewer.typescript.roles import Role, RoleTable
+from reviewer.typescript.source import Definitions, Source
 from reviewer.typescript.written import written
 
-if TYPE_CHECKING:
-    from reviewer.typescript.module import Module
+
+class Facts(Definitions, Protocol):
+    """What values ask of the whole program (Program has it): roles, and what the patch changed."""
+
+    @property
+    def roles(self) -> RoleTable: ...
+
+    def changed(self, path: str, line: int, end_line: int) -> bool: ...
+
+    def passed_roles(self, path: str, node: ts.Node) -> tuple[Role, ...]: ...
+
+    def confined_roles(self, path: str, node: ts.Node) -> tuple[Role, ...]: ...
+
+
+class Tables(Protocol):
+    """One module's lookup tables as values use them (index.ModuleIndex has them)."""
+
+    def parent(self, node: ts.Node) -> ts.Node | None: ...
+    def ancestors(self, node: ts.Node) -> Iterable[ts.Node]: ...
+    def call_at(self, node: ts.Node | None) -> "Call | None": ...
+    def function_at(self, node: ts.Node | None) -> "Function | None": ...
+    def enclosing_function(self, node: ts.Node) -> "Function | None": ...
+    def local_function(self, function: "Function | None", name: str) -> "Function | None": ...
+    def calls_of(self, function: "Function | None") -> tuple["Call", ...]: ...
+    def calls_within(self, node: ts.Node) -> tuple["Call", ...]: ...
+    def any_call(self, node: ts.Node, key: Hashable, test: "Callable[[Call], bool]") -> bool: ...
+    def chain_of(self, call: "Call") -> tuple[tuple["Call", ...], int]: ...
+    def chain_from(self, call: "Call") -> tuple["Call", ...]: ...
+
+
+class Owner(Source, Protocol):
+    """The module a value belongs to, as values see it (module.Module has it)."""
+
+    @property
+    def index(self) -> Tables: ...
+
+    @property
+    def program(self) -> Facts: ...
+
 
 # Strings (normal forms, source text) up to this many characters are kept on
 # the value once computed; longer ones are sliced again when asked, so that
@@ -38,21 +77,6 @@ def _small_cached(owner: object, slot: str, compute: "Callable[[], str]") -> str
             cache[slot] = value
     return value
 
-# Wrappers through which a call's value passes unchanged to its consumer.
-_VALUE_WRAPPERS = frozenset(
-    {
-        "parenthesized_expression",
-        "non_null_expression",
-        "as_expression",
-        "satisfies_expression",
-        "yield_expression",
-        "await_expression",
-    }
-)
-
-# Parents whose named children are statements in execution order.
-_STATEMENT_LISTS = frozenset({"statement_block", "program", "switch_case", "switch_default", "class_body"})
-
 
 class Expr:
     """An expression (or any syntax node) of one file.
@@ -60,7 +84,7 @@ class Expr:
     `kind` is the tree-sitter node type, `line`/`end_line` 1-based and inclusive.
     """
 
-    def __init__(self, module: "Module", node: ts.Node) -> None:
+    def __init__(self, module: Owner, node: ts.Node) -> None:
         self._module = module
         self._node = node
         self.path: str = module.path
@@ -109,17 +133,7 @@ class Expr:
     @property
     def number_value(self) -> int | float | None:
         """The value of a numeric literal or a negated one; no folding (see `Program.fold`)."""
-        node = sx.strip(self._node)
-        if node is None:
-            return None
-        if node.type == "number":
-            return sx.number_literal(sx.text(node))
-        if node.type == "unary_expression" and sx.text(sx.field(node, "operator")) == "-":
-            inner = sx.strip(sx.field(node, "argument"))
-            if inner is not None and inner.type == "number":
-                value = sx.number_literal(sx.text(inner))
-                return -value if value is not None else None
-        return None
+        return sx.number_value(self._node)
 
     @property
     def identifier(self) -> str | None:
@@ -159,23 +173,7 @@ class Expr:
 
         Spreads and computed keys that are not strings are left out; () when not an object literal.
         """
-        node = sx.strip(self._node)
-        if node is None or node.type != "object":
-            return ()
-        out: list[tuple[str, Expr]] = []
-        for member in sx.named(node):
-            if member.type == "pair":
-                key = sx.property_key(sx.field(member, "key"))
-                value = sx.field(member, "value")
-                if key is not None and value is not None:
-                    out.append((key, Expr(self._module, value)))
-            elif member.type == "method_definition":
-                key = sx.property_key(sx.field(member, "name"))
-                if key is not None:
-                    out.append((key, Expr(self._module, member)))
-            elif member.type == "shorthand_property_identifier":
-                out.append((sx.text(member), Expr(self._module, member)))
-        return tuple(out)
+        return tuple((key, Expr(self._module, value)) for key, value in sx.object_members(self._node))
 
     def prop(self, name: str) -> "Expr | None":
         """The value of the first member `name` of an object literal (see `props`), else None."""
@@ -234,7 +232,7 @@ class Function:
     parent: "Function | None"
     changed: bool
     _node: ts.Node = dc_field(repr=False)
-    _module: "Module" = dc_field(repr=False)
+    _module: Owner = dc_field(repr=False)
 
     def __repr__(self) -> str:
         return f"Function({self.name or '<anonymous>'} {self.kind} {self.path}:{self.line}-{self.end_line})"
@@ -309,7 +307,7 @@ class Call:
     case_label: str | None
     index: int
     _node: ts.Node = dc_field(repr=False)
-    _module: "Module" = dc_field(repr=False)
+    _module: Owner = dc_field(repr=False)
 
     def __repr__(self) -> str:
         return f"Call({self.callee} {self.path}:{self.line})"
@@ -441,97 +439,31 @@ class Call:
     def host(self) -> "Call | None":
         """The call this call's value is an argument of (`H(this, ..)`, `H(yield* this)`)."""
         index = self._module.index
-        node = self._node
-        parent = index.parent(node)
-        while parent is not None and parent.type in _VALUE_WRAPPERS:
-            node, parent = parent, index.parent(parent)
-        grand = index.parent(parent) if parent is not None and parent.type == "arguments" else None
-        return index.call_at(grand) if grand is not None else None
+        return index.call_at(placement.host(self._node, index.parent))
 
     @property
     def element_host(self) -> "Call | None":
         """The call taking a collection holding this call's value as an argument
         (`H([.., this, ..])`, `H({ k: this })`): `Effect.all`, `Effect.firstSuccessOf`."""
         index = self._module.index
-        node = self._node
-        parent = index.parent(node)
-        while parent is not None and parent.type in _VALUE_WRAPPERS:
-            node, parent = parent, index.parent(parent)
-        if parent is not None and parent.type == "pair":
-            parent = index.parent(parent)
-        if parent is None or parent.type not in ("array", "object"):
-            return None
-        node, parent = parent, index.parent(parent)
-        while parent is not None and parent.type in _VALUE_WRAPPERS:
-            node, parent = parent, index.parent(parent)
-        grand = index.parent(parent) if parent is not None and parent.type == "arguments" else None
-        return index.call_at(grand) if grand is not None else None
+        return index.call_at(placement.element_host(self._node, index.parent))
 
     @cached_property
     def binding(self) -> tuple[str, str | None]:
-        """What becomes of this call's value, after the rest of its chain and pipes.
-
-        ("bound", name) for `const name = yield* this...` or `name = ...`;
-        ("discarded", None) for an expression statement; ("returned", None) for
-        `return ...` or an arrow's expression body; ("other", None) otherwise
-        (an argument, a property value, a condition: someone else owns it).
-        """
+        """What becomes of this call's value, after the rest of its chain and pipes (placement.binding)."""
         index = self._module.index
-        parent_of = index.parent
-        node = self._node
-        while True:
-            outer = cx.outer_chain_call(node, parent_of)
-            if outer is not None:
-                node = outer
-                continue
-            parent = parent_of(node)
-            if parent is not None and parent.type in _VALUE_WRAPPERS:
-                node = parent
-                continue
-            grand = parent_of(parent) if parent is not None and parent.type == "arguments" else None
-            if grand is not None:
-                host = index.call_at(grand)
-                # `pipe(this, a, b)`: the value continues as the pipe's result
-                if host is not None and host.callee in cx.PIPE_FUNCTIONS and sx.named(parent)[0] == node:
-                    node = grand
-                    continue
-            break
-        parent = parent_of(node)
-        if parent is None:
-            return ("other", None)
-        if parent.type == "variable_declarator" and sx.field(parent, "value") == node:
-            name = sx.field(parent, "name")
-            return ("bound", sx.text(name)) if name is not None else ("other", None)
-        if parent.type == "assignment_expression" and sx.field(parent, "right") == node:
-            left = sx.field(parent, "left")
-            return ("bound", sx.normalized(left)) if left is not None else ("other", None)
-        if parent.type == "expression_statement":
-            return ("discarded", None)
-        if parent.type == "return_statement":
-            return ("returned", None)
-        if parent.type == "arrow_function" and sx.field(parent, "body") == node:
-            return ("returned", None)
-        return ("other", None)
+
+        def callee_at(node: ts.Node) -> str | None:
+            call = index.call_at(node)
+            return call.callee if call is not None else None
+
+        return placement.binding(self._node, index.parent, callee_at)
 
     @cached_property
     def statement_index(self) -> tuple[int, ...]:
-        """The call's position among statements, outermost first: its index in each statement list around it.
-
-        Statement lists are blocks, the program, `case` bodies and class bodies, up to the enclosing function.
-        """
+        """The call's position among statements, outermost first, up to the enclosing function (placement.statement_index)."""
         stop = self.enclosing._node if self.enclosing is not None else None
-        path: list[int] = []
-        node = self._node
-        for parent in self._module.index.ancestors(node):
-            if stop is not None and parent == stop:
-                break
-            if parent.type in _STATEMENT_LISTS:
-                statements = [c for c in sx.named(parent) if c != sx.field(parent, "value")]
-                position = next((i for i, c in enumerate(statements) if c == node), None)
-                if position is not None:
-                    path.append(position)
-            node = parent
-        return tuple(reversed(path))
+        return placement.statement_index(self._node, self._module.index.ancestors(self._node), stop)
 
     def precedes(self, other: "Call", within: Function | None = None) -> bool:
         """This call runs before `other` on every path that is obvious from source order.
@@ -555,33 +487,5 @@ class Call:
         return not exclusive(self._module.index, self._node, other._node)
 
 
-@dataclass(frozen=True, eq=False)
-class Callback:
-    """An object-literal member named `prop` (see Program.callbacks): its `value`, the `function` it
-    denotes (inline, local or imported; None when unknown) and the object literal `owner`."""
-
-    prop: str
-    path: str
-    line: int
-    end_line: int
-    value: Expr
-    function: Function | None
-    owner: Expr
-
-
-@dataclass(frozen=True, eq=False)
-class Invocation:
-    """A read of `x.prop` (see Program.invocations): the member expression `expr`, the function around
-    it, and the innermost call whose callee or arguments hold it, within that function (else None)."""
-
-    prop: str
-    path: str
-    line: int
-    end_line: int
-    expr: Expr
-    enclosing: Function | None
-    call: Call | None
-
-
-def _parts(expr: Expr | Call) -> tuple["Module", ts.Node]:
+def _parts(expr: Expr | Call) -> tuple[Owner, ts.Node]:
     return expr._module, expr._node

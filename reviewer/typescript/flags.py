@@ -29,26 +29,24 @@ taken to admit, so the finding stays):
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Iterable
+from typing import Iterable
 
 import tree_sitter as ts
 
+from reviewer.typescript import binder
 from reviewer.typescript import syntax as sx
 from reviewer.typescript.conditions import Atom, evaluate
 from reviewer.typescript.endings import exits, statement_of
 from reviewer.typescript.expressions import Call, Expr, _parts
 from reviewer.typescript.module import Module
 from reviewer.typescript.statements import _STATEMENT_LISTS, _statements, guard_path
+from reviewer.typescript.resolver import Resolver
 
-if TYPE_CHECKING:
-    from reviewer.typescript.program import Program
 
 # Getters and local constants followed at most this deep when deciding a test.
 _MAX_DEPTH = 4
 _EQUALITY = {"===": True, "==": True, "!==": False, "!=": False}
 
-# Nodes that open a scope for `let`, `const`, `class` and block-level functions.
-_BLOCKS = frozenset({"statement_block", "program", "switch_body", "for_statement", "for_in_statement", "class_body"})
 # Wrappers between a pattern's name and the assignment that writes it.
 _PATTERN_WRAPPERS = frozenset(
     {
@@ -95,180 +93,6 @@ class Flag:
     name: str
 
 
-# ------------------------------------------------------------------ declarations and bindings
-
-
-@dataclass(frozen=True)
-class _Declaration:
-    name: str
-    node: ts.Node  # the declared name
-    scope: ts.Node  # the node whose scope holds it
-    kind: str  # "let", "const", "var", "parameter", "function", "class", "catch", "import"
-    value: ts.Node | None  # a variable's initializer
-
-
-def _declarations(module: Module) -> dict[str, list[_Declaration]]:
-    """Every declaration in the module by name (memoized)."""
-    memo = module.index.__dict__.get("_flag_declarations")
-    if memo is not None:
-        return memo
-    out: dict[str, list[_Declaration]] = {}
-
-    def add(name_node: ts.Node, scope: ts.Node, kind: str, value: ts.Node | None = None) -> None:
-        for ident in _pattern_names(name_node):
-            out.setdefault(sx.text(ident), []).append(_Declaration(sx.text(ident), ident, scope, kind, value))
-
-    stack = [module.root]
-    while stack:
-        node = stack.pop()
-        stack.extend(node.named_children)
-        kind = node.type
-        if kind in ("lexical_declaration", "variable_declaration"):
-            keyword = node.children[0].type if node.children else ""
-            scope = _block_of(module, node) if kind == "lexical_declaration" else _function_scope_of(module, node)
-            if scope is None:
-                continue
-            for declarator in node.named_children:
-                if declarator.type != "variable_declarator":
-                    continue
-                name = sx.field(declarator, "name")
-                if name is not None:
-                    add(name, scope, keyword if keyword in ("let", "const") else "var", sx.field(declarator, "value"))
-        elif kind == "for_in_statement" and sx.field(node, "kind") is not None:
-            left = sx.field(node, "left")
-            if left is not None:
-                keyword = sx.text(sx.field(node, "kind"))
-                add(left, node, "var" if keyword == "var" else "const")
-        elif sx.is_function(node):
-            parameters = sx.field(node, "parameters")
-            if parameters is not None:
-                for parameter in parameters.named_children:
-                    pattern = sx.field(parameter, "pattern") or (
-                        parameter if parameter.type in ("identifier", "object_pattern", "array_pattern") else None
-                    )
-                    if pattern is not None:
-                        add(pattern, node, "parameter")
-            single = sx.field(node, "parameter")  # `x => ..`
-            if single is not None:
-                add(single, node, "parameter")
-            name = sx.field(node, "name")
-            if name is not None and name.type == "identifier":
-                if node.type in ("function_declaration", "generator_function_declaration"):
-                    scope = _block_of(module, node)
-                    if scope is not None:
-                        add(name, scope, "function")
-                else:
-                    add(name, node, "function")
-        elif kind in ("class_declaration", "class", "abstract_class_declaration"):
-            name = sx.field(node, "name")
-            if name is not None:
-                scope = _block_of(module, node) if kind != "class" else node
-                if scope is not None:
-                    out.setdefault(sx.text(name), []).append(_Declaration(sx.text(name), name, scope, "class", None))
-        elif kind == "catch_clause":
-            parameter = sx.field(node, "parameter")
-            if parameter is not None:
-                add(parameter, node, "catch")
-        elif kind in ("import_specifier", "namespace_import", "import_clause"):
-            for child in node.named_children:
-                if child.type == "identifier":
-                    add(child, module.root, "import")
-            alias = sx.field(node, "alias")
-            if alias is not None and alias.type == "identifier":
-                add(alias, module.root, "import")
-        elif kind in ("enum_declaration", "module", "internal_module", "import_alias"):
-            name = sx.field(node, "name") or next((c for c in node.named_children if c.type == "identifier"), None)
-            if name is not None and name.type == "identifier":
-                scope = _block_of(module, node)
-                if scope is not None:
-                    add(name, scope, "other")
-    module.index.__dict__["_flag_declarations"] = out
-    return out
-
-
-def _pattern_names(node: ts.Node) -> list[ts.Node]:
-    """The names a binding pattern declares (`x`, `{ a, b: c = 1 }`, `[d, ...e]`)."""
-    out: list[ts.Node] = []
-    stack = [node]
-    while stack:
-        current = stack.pop()
-        if current.type in ("identifier", "shorthand_property_identifier_pattern"):
-            out.append(current)
-        elif current.type == "pair_pattern":
-            value = sx.field(current, "value")
-            if value is not None:
-                stack.append(value)
-        elif current.type in ("assignment_pattern", "object_assignment_pattern"):
-            left = sx.field(current, "left") or (current.named_children[0] if current.named_children else None)
-            if left is not None:
-                stack.append(left)
-        elif current.type in ("object_pattern", "array_pattern", "rest_pattern"):
-            stack.extend(current.named_children)
-    return out
-
-
-def _block_of(module: Module, node: ts.Node) -> ts.Node | None:
-    for parent in module.index.ancestors(node):
-        if parent.type in _BLOCKS or sx.is_function(parent):
-            return parent
-    return None
-
-
-def _function_scope_of(module: Module, node: ts.Node) -> ts.Node | None:
-    for parent in module.index.ancestors(node):
-        if sx.is_function(parent) or parent.type == "program":
-            return parent
-    return None
-
-
-def _binding(module: Module, node: ts.Node) -> _Declaration | None:
-    """The declaration an identifier refers to: the one whose scope is nearest around it, or
-    None when none is, when that scope declares the name twice, or when the name is declared
-    again anywhere inside that scope (a shadow somewhere between: too easy to misread)."""
-    name = sx.text(node)
-    candidates = _declarations(module).get(name, [])
-    if not candidates:
-        return None
-    by_scope: dict[int, list[_Declaration]] = {}
-    for declaration in candidates:
-        by_scope.setdefault(declaration.scope.id, []).append(declaration)
-    for scope in (node, *module.index.ancestors(node)):
-        found = by_scope.get(scope.id)
-        if not found:
-            continue
-        if len(found) != 1:
-            return None
-        declaration = found[0]
-        inside = [d for d in candidates if d is not declaration and sx.contains(scope, d.node)]
-        return None if inside else declaration
-    return None
-
-
-def _this_owner(module: Module, node: ts.Node) -> ts.Node | None:
-    """What `this` denotes at `node`: a non-static class member's instance (the class node),
-    or the nearest non-arrow function's own receiver (that function); None at module level."""
-    for parent in module.index.ancestors(node):
-        if parent.type == "arrow_function":
-            continue
-        if parent.type == "method_definition":
-            if any(c.type == "static" for c in parent.children):
-                return parent
-            continue
-        if parent.type in ("public_field_definition", "field_definition"):
-            if any(c.type == "static" for c in parent.children):
-                return parent
-            continue
-        if parent.type == "class_body":
-            continue
-        if parent.type in ("class_declaration", "class", "abstract_class_declaration"):
-            return parent
-        if sx.is_function(parent):
-            return parent
-        if parent.type == "program":
-            return None
-    return None
-
-
 # ------------------------------------------------------------------ naming a flag
 
 
@@ -282,19 +106,19 @@ def _flag_at(module: Module, node: ts.Node | None) -> Flag | None:
     if node is None:
         return None
     if node.type == "identifier":
-        declaration = _binding(module, node)
+        declaration = binder.resolve_unshadowed(module, node)
         if declaration is None or declaration.kind != "let" or declaration.node.type != "identifier":
             return None
         if declaration.scope.type == "program" or module.index.enclosing_function(declaration.node) is None:
             return None  # a module-level variable: not a local of an enclosing function
-        return Flag(module.path, declaration.scope.id, sx.text(node))
+        return Flag(module.path, declaration.scope.id, binder.name_of(node))
     if node.type != "member_expression":
         return None
     target = sx.field(node, "object")
     prop = sx.field(node, "property")
     if target is None or target.type != "this" or prop is None or prop.type != "property_identifier":
         return None
-    owner = _this_owner(module, target)
+    owner = binder.this_owner(module, target)
     if owner is None:
         return None
     return Flag(module.path, owner.id, f"this.{sx.text(prop)}")
@@ -418,7 +242,7 @@ class _World:
 
     def _constant(self, module: Module, node: ts.Node) -> bool | None:
         """`const ok = ...` declared after `after` (an earlier one may hold the flag's old value)."""
-        declaration = _binding(module, node)
+        declaration = binder.resolve_unshadowed(module, node)
         if declaration is None or declaration.kind != "const" or declaration.node.type != "identifier":
             return None
         value = declaration.value
@@ -455,7 +279,7 @@ def _boolean(expr: Expr) -> bool | None:
 # ------------------------------------------------------------------ resets
 
 
-def _reset(program: "Program", flag: Flag, paths: tuple[str, ...]) -> bool:
+def _reset(program: Resolver, flag: Flag, paths: tuple[str, ...]) -> bool:
     """`flag` may hold something other than `true` after it is set, or cannot be followed."""
     module = program.module(flag.path)
     if module is None:
@@ -468,16 +292,16 @@ def _reset(program: "Program", flag: Flag, paths: tuple[str, ...]) -> bool:
 def _variable_reset(module: Module, flag: Flag) -> bool:
     """Any write to the variable other than `flag = true` (its declaration aside): `= x`,
     `||=`, `++`, a destructuring target, a `for (flag of ..)` head."""
-    scope = next((d.scope for d in _declarations(module).get(flag.name, []) if d.scope.id == flag.scope), None)
+    scope = next((d.scope for d in binder.bindings(module).get(flag.name, []) if d.scope.id == flag.scope), None)
     if scope is None:
         return True
     stack = [scope]
     while stack:
         node = stack.pop()
         stack.extend(node.named_children)
-        if node.type not in ("identifier", "shorthand_property_identifier_pattern") or sx.text(node) != flag.name:
+        if node.type not in ("identifier", "shorthand_property_identifier_pattern") or binder.name_of(node) != flag.name:
             continue
-        if any(d.node.id == node.id for d in _declarations(module).get(flag.name, [])):
+        if any(d.node.id == node.id for d in binder.bindings(module).get(flag.name, [])):
             continue
         if _write_kind(module, node) == "other":
             return True
@@ -507,7 +331,7 @@ def _write_kind(module: Module, node: ts.Node) -> str | None:
     return None
 
 
-def _property_reset(program: "Program", module: Module, flag: Flag, paths: tuple[str, ...]) -> bool:
+def _property_reset(program: Resolver, module: Module, flag: Flag, paths: tuple[str, ...]) -> bool:
     """For `this.x`: a write of anything but `true` to any `.x` or to a bracket key that may be
     `x`, in any file read; in the flag's file also a call that writes properties
     (`Object.assign`, ...) or the same `this` handed out (`const self = this`, `reset(this)`),
@@ -541,7 +365,7 @@ def _property_reset(program: "Program", module: Module, flag: Flag, paths: tuple
                 if callee is not None and sx.dotted_path(callee) in _OBJECT_WRITERS:
                     return True
             elif node.type == "this" and other is module:
-                owner = _this_owner(module, node)
+                owner = binder.this_owner(module, node)
                 if (owner is None or owner.id == flag.scope) and not _this_as_receiver(module, node):
                     return True
     return False

@@ -11,17 +11,15 @@ from __future__ import annotations
 
 import bisect
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable, Hashable, Iterator
+from typing import Any, Callable, Hashable, Iterator
 
 import tree_sitter as ts
 
 from reviewer.typescript import calls as cx
 from reviewer.typescript import syntax as sx
-from reviewer.typescript.expressions import Call, Expr, Function
+from reviewer.typescript.expressions import Call, Expr, Function, Owner
 from reviewer.typescript.roles import Role
 
-if TYPE_CHECKING:
-    from reviewer.typescript.module import Module
 
 
 @dataclass(frozen=True)
@@ -44,7 +42,7 @@ class RoleRef:
 
 
 class ModuleIndex:
-    def __init__(self, module: "Module") -> None:
+    def __init__(self, module: Owner) -> None:
         self.module = module
         self.functions: tuple[Function, ...] = ()
         self.calls: tuple[Call, ...] = ()

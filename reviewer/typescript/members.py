@@ -22,29 +22,27 @@ import tree_sitter as ts
 
 from reviewer.typescript import syntax as sx
 from reviewer.typescript.expressions import Function
+from reviewer.typescript.resolver import Resolver
 
 if TYPE_CHECKING:
     from reviewer.typescript.module import Module
-    from reviewer.typescript.program import Program
+
 
 _CLASSES = frozenset({"class_declaration", "class", "abstract_class_declaration"})
 
 
-def member_function(program: "Program", module: "Module", at: ts.Node, dotted: str) -> Function | None:
+def member_function(program: Resolver, module: "Module", at: ts.Node, dotted: str) -> Function | None:
     """The function `dotted` (`x.name`, `this.name`, `a.b.name`) names as seen from `at`, when its root is a value."""
     head, _, rest = dotted.partition(".")
-    if not rest or program._member_depth > program.roles.max_hops:
+    if not rest:
         return None
     # Resolving a member may resolve others (a factory's callee is itself a
     # member): the depth is the Program's, so mutual recursion ends too.
-    program._member_depth += 1
-    try:
-        return _member_function(program, module, at, head, rest)
-    finally:
-        program._member_depth -= 1
+    with program.member_hops.nested() as allowed:
+        return _member_function(program, module, at, head, rest) if allowed else None
 
 
-def _member_function(program: "Program", module: "Module", at: ts.Node, head: str, rest: str) -> Function | None:
+def _member_function(program: Resolver, module: "Module", at: ts.Node, head: str, rest: str) -> Function | None:
     if head == "this":
         owner = _enclosing_class(module, at)
         values = [(module, owner)] if owner is not None else []
@@ -57,18 +55,13 @@ def _member_function(program: "Program", module: "Module", at: ts.Node, head: st
     return None
 
 
-def value_member(program: "Program", module: "Module", value: ts.Node, prop: str) -> Function | None:
+def value_member(program: Resolver, module: "Module", value: ts.Node, prop: str) -> Function | None:
     """The function member `prop` of the value an expression is (`new C().prop`, `make().prop`)."""
-    if program._member_depth > program.roles.max_hops:
-        return None
-    program._member_depth += 1
-    try:
-        return _member(program, module, value, [prop], 0)
-    finally:
-        program._member_depth -= 1
+    with program.member_hops.nested() as allowed:
+        return _member(program, module, value, [prop], 0) if allowed else None
 
 
-def _member(program: "Program", module: "Module", value: ts.Node | None, props: list[str], hops: int) -> Function | None:
+def _member(program: Resolver, module: "Module", value: ts.Node | None, props: list[str], hops: int) -> Function | None:
     if value is None or hops > program.roles.max_hops:
         return None
     for value_module, candidate in _shapes(program, module, value, hops):
@@ -87,7 +80,7 @@ def _member(program: "Program", module: "Module", value: ts.Node | None, props: 
     return None
 
 
-def _shapes(program: "Program", module: "Module", value: ts.Node, hops: int) -> Iterator[tuple["Module", ts.Node]]:
+def _shapes(program: Resolver, module: "Module", value: ts.Node, hops: int) -> Iterator[tuple["Module", ts.Node]]:
     """The object literals and classes a value expression may be (at most `max_hops` away)."""
     node = sx.strip(value)
     while node is not None and node.type in ("await_expression", "yield_expression"):
@@ -111,7 +104,7 @@ def _shapes(program: "Program", module: "Module", value: ts.Node, hops: int) -> 
             for target_module, target in _values_of_name(program, module, node, path, hops + 1):
                 yield from _shapes(program, target_module, target, hops + 1)
         else:
-            found = program._lookup_scoped(module, path, node)
+            found = program.lookup_scoped(module, path, node)
             if found is not None:
                 yield from _shapes(program, found[0], found[1], hops + 1)
     elif kind == "call_expression":
@@ -125,12 +118,12 @@ def _shapes(program: "Program", module: "Module", value: ts.Node, hops: int) -> 
 
 
 def _values_of_name(
-    program: "Program", module: "Module", at: ts.Node, name: str, hops: int
+    program: Resolver, module: "Module", at: ts.Node, name: str, hops: int
 ) -> Iterator[tuple["Module", ts.Node]]:
     """What a bare name is bound to: a local `const`, a top-level binding (through imports), or a class."""
     if hops > program.roles.max_hops:
         return
-    found = program._lookup_scoped(module, name, at)
+    found = program.lookup_scoped(module, name, at)
     if found is not None:
         yield found
         return
@@ -140,15 +133,15 @@ def _values_of_name(
     yield from _class_named(program, module, at, name)
 
 
-def _class_named(program: "Program", module: "Module", at: ts.Node, dotted: str) -> Iterator[tuple["Module", ts.Node]]:
-    found = program._lookup_scoped(module, dotted, at)
+def _class_named(program: Resolver, module: "Module", at: ts.Node, dotted: str) -> Iterator[tuple["Module", ts.Node]]:
+    found = program.lookup_scoped(module, dotted, at)
     node = sx.strip(found[1]) if found is not None else None
     if found is not None and node is not None and node.type in _CLASSES:
         yield found[0], node
 
 
 def _own_member(
-    program: "Program", module: "Module", shape: ts.Node, prop: str, hops: int
+    program: Resolver, module: "Module", shape: ts.Node, prop: str, hops: int
 ) -> tuple["Module", ts.Node] | None:
     """The node bound to `prop` on an object literal or a class body (methods, fields, shorthand)."""
     if shape.type == "object":
@@ -162,7 +155,7 @@ def _own_member(
                 found = next(iter(_values_of_name(program, module, member, prop, hops + 1)), None)
                 if found is not None:
                     return found
-                function = program._scoped_definition(module, module.index.enclosing_function(member), prop, member)
+                function = program.scoped_definition(module, module.index.enclosing_function(member), prop, member)
                 return (function._module, function._node) if function is not None else None
         return None
     body = sx.field(shape, "body")

@@ -18,11 +18,11 @@ from reviewer.typescript import calls
 from reviewer.typescript import syntax as sx
 from reviewer.typescript import walk
 from reviewer.typescript.calls import function_of_value
+from reviewer.typescript.expressions import Facts
 
 if TYPE_CHECKING:
     from reviewer.typescript.index import ModuleIndex
     from reviewer.typescript.expressions import Call, Expr, Function
-    from reviewer.typescript.program import Program
 
 
 @dataclass(frozen=True)
@@ -70,16 +70,13 @@ class Module:
     declarations: Mapping[str, ts.Node] = dc_field(repr=False, compare=False)
     exported: frozenset[str] = dc_field(repr=False)
     root: ts.Node = dc_field(repr=False, compare=False)
-    program: "Program" = dc_field(repr=False, compare=False)
+    program: Facts = dc_field(repr=False, compare=False)
+    _slot: walk.IndexSlot = dc_field(default_factory=walk.IndexSlot, repr=False, compare=False)
 
     def declaration_lines(self, name: str) -> tuple[int, int] | None:
         """1-based (first, last) line of the top-level declaration of `name`, or None when this file declares none."""
         node = self.declarations.get(name)
         return (node.start_point[0] + 1, node.end_point[0] + 1) if node is not None else None
-
-    @cached_property
-    def _index(self) -> "ModuleIndex":
-        return walk.build_index(self)
 
     @property
     def index(self) -> "ModuleIndex":
@@ -88,7 +85,16 @@ class Module:
         Package-internal lookups behind the model's values (call at a node, parents,
         enclosing function, chains, local bindings); rules use `calls()`/`functions()`.
         """
-        return self._index
+        slot = self._slot
+        if slot.built is None:
+            slot.built = walk.build_index(self, slot)
+        return slot.built
+
+    @property
+    def _tables(self) -> "ModuleIndex":
+        """The index, or while the walk building it names callees, the one it is filling."""
+        slot = self._slot
+        return slot.built or slot.building or self.index
 
     @cached_property
     def normal_forms(self) -> sx.NormalForms:
@@ -105,7 +111,7 @@ class Module:
         if not self.has_namespace_blocks:
             return None
         # While the index is being built, the walk itself knows where it is.
-        index = self.__dict__.get("_index") or self.__dict__.get("_indexing") or self._index
+        index = self._tables
         prefixes = index.namespace_labels(at)
         # innermost namespace first: inside `namespace A { namespace B { f() } }`
         # try A.B.f, then A.f
@@ -120,7 +126,7 @@ class Module:
         """The import-resolved name a `const` alias used at `at` stands for (`const E = Effect`,
         `const { release } = Claim`), when what it aliases is an import or a top-level declaration
         of this file (a parameter's property is a runtime value, not a name)."""
-        index = self.__dict__.get("_index") or self.__dict__.get("_indexing") or self._index
+        index = self._tables
         if name not in index._alias_names and name not in self.declarations:
             return None  # the common case, asked for every call: no upward walk
         scope = index.enclosing_function(at)
@@ -149,11 +155,11 @@ class Module:
 
         `new X()` is not a call; a tagged template (tag`..`) is.
         """
-        return self._index.calls
+        return self.index.calls
 
     def functions(self) -> tuple["Function", ...]:
         """Every function of the file (declarations, expressions, arrows, generators, methods), in document order."""
-        return self._index.functions
+        return self.index.functions
 
     def constant(self, name: str) -> "Expr | None":
         """The value expression of top-level `name` (dotted for object/namespace/enum members), unless a function.
@@ -163,7 +169,7 @@ class Module:
         node = self.declarations.get(name)
         if node is None or sx.is_function(node):
             return None
-        return self._index.expr(node)
+        return self.index.expr(node)
 
     def declared_function(self, name: str) -> "Function | None":
         """The function a top-level binding denotes (`const f = Effect.fn(..)(function* ..)`)."""
@@ -171,7 +177,7 @@ class Module:
         if node is None:
             return None
         target = function_of_value(node, self.program.roles.combinators)
-        return self._index.function_at(target) if target is not None else None
+        return self.index.function_at(target) if target is not None else None
 
 
 # Depth of qualified_name one alias hop costs (its limit, 64, stops alias chains after 8).
@@ -184,7 +190,7 @@ def read_module(
     path: str,
     text: str,
     tree: ts.Tree,
-    program: "Program",
+    program: Facts,
     resolve: Callable[[str, str], str | None],
 ) -> Module:
     header = _Header(path, resolve)

@@ -15,11 +15,13 @@ from reviewer.change.changeset import TYPESCRIPT_SUFFIXES
 from reviewer.typescript import calls as cx
 from reviewer.typescript import reach
 from reviewer.typescript import syntax as sx
-from reviewer.typescript.expressions import Call, Callback, Expr, Function, Invocation
+from reviewer.typescript.expressions import Call, Expr, Function
 from reviewer.typescript.module import Module, read_module
 from reviewer.typescript.parse import Parsers, SharedTrees, dialect, error_regions, node_lines
+from reviewer.typescript.callbacks import Callback, Invocation
 from reviewer.typescript.members import member_function
 from reviewer.typescript.references import PassedRoles, Unresolved
+from reviewer.typescript.resolver import Hops
 from reviewer.typescript.roles import DEFAULT_ROLES, Role, RoleTable
 from reviewer.typescript.values import Folder, Value
 
@@ -72,16 +74,16 @@ class Program:
         self.changed_lines: Mapping[str, frozenset[int]] = MappingProxyType(
             {path: frozenset(lines) for path, lines in (changed_lines or {}).items()}
         )
-        self._changed_paths = frozenset(self.changed_lines)
+        self.changed_paths = frozenset(self.changed_lines)
         self.roles = roles
         self._parsers = Parsers(shared_trees)
         self._texts: dict[str, str | None] = {}
         self._modules: dict[str, Module | None] = {}
         self._errors: dict[str, tuple[tuple[int, int], ...]] = {}
-        self._folder = Folder(self._lookup_scoped)
+        self._folder = Folder(self.lookup_scoped)
         self._sorted_changed: dict[str, list[int]] = {}
         self._passed = PassedRoles(self)
-        self._member_depth = 0  # members.py: nesting of member resolutions in progress
+        self.member_hops = Hops(roles.max_hops)  # members.py: nesting of member resolutions in progress
         self._memos: dict[str, dict] = {}  # see memo
 
     def memo(self, name: str) -> dict:
@@ -246,7 +248,7 @@ class Program:
                 return None
         return symbol
 
-    def _lookup_scoped(self, module: Module, dotted: str, at: ts.Node) -> tuple[Module, ts.Node] | None:
+    def lookup_scoped(self, module: Module, dotted: str, at: ts.Node) -> tuple[Module, ts.Node] | None:
         """Like _lookup_binding, seen from `at`: a local `const` wins, and a
         parameter of an enclosing function hides module-level names."""
         index = module.index
@@ -314,9 +316,9 @@ class Program:
         dotted = expr.member_path
         if dotted is None:
             return None
-        return self._scoped_definition(expr._module, expr.enclosing_function, dotted, expr._node)
+        return self.scoped_definition(expr._module, expr.enclosing_function, dotted, expr._node)
 
-    def _scoped_definition(self, module: Module, scope: Function | None, dotted: str, at: ts.Node) -> Function | None:
+    def scoped_definition(self, module: Module, scope: Function | None, dotted: str, at: ts.Node) -> Function | None:
         """Resolve `dotted` as seen from `at` inside `scope`: local functions first;
         a parameter or local variable shadows module and imported names; inside
         `namespace N { }` a bare name may be the namespace's member `N.name`."""
@@ -420,7 +422,7 @@ class Program:
         dotted = expr.member_path
         if dotted is None:
             return None
-        found = self._lookup_scoped(expr._module, dotted, expr._node)
+        found = self.lookup_scoped(expr._module, dotted, expr._node)
         if found is None:
             return None
         module, node = found

@@ -15,21 +15,21 @@ import tree_sitter as ts
 from reviewer.typescript import syntax as sx
 from reviewer.typescript.expressions import Call, Expr, Function
 from reviewer.typescript.members import value_member
+from reviewer.typescript.resolver import Resolver
 
 if TYPE_CHECKING:
     from reviewer.typescript.index import ModuleIndex
-    from reviewer.typescript.program import Program
 
 _MAX_PATHS = 256  # reaches() stops enumerating after this many paths
 
 
 def reaches(
-    program: "Program", start: Function | Expr, target: str | Iterable[str], max_depth: int = 4
+    program: Resolver, start: Function | Expr, target: str | Iterable[str], max_depth: int = 4
 ) -> list[tuple[Call, ...]]:
     """See Program.reaches."""
     targets = {target} if isinstance(target, str) else set(target)
     # The changed files (plus the start's): built once, not per call.
-    changed = program._changed_paths
+    changed = program.changed_paths
     scope = changed if start.path in changed else changed | {start.path}
     found: list[tuple[Call, ...]] = []
     if isinstance(start, Function):
@@ -45,7 +45,7 @@ def reaches(
 
 
 def _reach_remembered(
-    program: "Program", start: Expr, targets: set[str], budget: int, scope: frozenset[str], found: list[tuple[Call, ...]]
+    program: Resolver, start: Expr, targets: set[str], budget: int, scope: frozenset[str], found: list[tuple[Call, ...]]
 ) -> None:
     """`_reach` over the calls of a large expression, each call's paths found once per question.
 
@@ -76,7 +76,7 @@ def _reach_remembered(
         at = memo.next(at + 1)
 
 def _reach(
-    program: "Program",
+    program: Resolver,
     body: tuple[Call, ...],
     targets: set[str],
     prefix: tuple[Call, ...],
@@ -148,7 +148,7 @@ def _kept(index: "ModuleIndex", call: ts.Node) -> bool:
     return parent is not None and parent.type in ("pair", "variable_declarator", "return_statement", "public_field_definition")
 
 
-def _entered(program: "Program", call: Call, scope: frozenset[str]) -> list[Function]:
+def _entered(program: Resolver, call: Call, scope: frozenset[str]) -> list[Function]:
     """Functions control may enter from `call`: its definition, and functions
     handed to it by reference (as arguments or object-literal values)."""
     out: list[Function] = []
@@ -163,7 +163,7 @@ def _entered(program: "Program", call: Call, scope: frozenset[str]) -> list[Func
             if method is not None:
                 out.append(method)
     if callee_path is not None:
-        defined = program._scoped_definition(call._module, call.enclosing, callee_path, call._node)
+        defined = program.scoped_definition(call._module, call.enclosing, callee_path, call._node)
         if defined is not None:
             out.append(defined)
         elif "." in callee_path and call.method in program.roles.commit_hooks:
@@ -180,7 +180,7 @@ def _entered(program: "Program", call: Call, scope: frozenset[str]) -> list[Func
     return out
 
 
-def _hooks(program: "Program", prop: str, scope: frozenset[str]) -> list[Function]:
+def _hooks(program: Resolver, prop: str, scope: frozenset[str]) -> list[Function]:
     """Commit hooks named `prop` defined in the reviewed files: what an
     opaque `hooks.prop()` may run."""
     return [cb.function for cb in program.callbacks(prop, scope) if cb.function is not None]

@@ -39,11 +39,11 @@ from reviewer.typescript.members import returns
 from reviewer.typescript.parse import node_lines
 from reviewer.typescript.roles import Role
 from reviewer.typescript.written import written
+from reviewer.typescript.resolver import Resolver
 
 if TYPE_CHECKING:
     from reviewer.typescript.index import RoleRef
     from reviewer.typescript.module import Module
-    from reviewer.typescript.program import Program
 
 
 @dataclass(frozen=True)
@@ -72,7 +72,7 @@ class _Region:
 class PassedRoles:
     """The regions each file's code runs in because it is passed by name, computed once per file."""
 
-    def __init__(self, program: "Program") -> None:
+    def __init__(self, program: Resolver) -> None:
         self._program = program
         self._shared: dict[str, list[_Region]] | None = None
         self._own: dict[str, tuple[_Region, ...]] = {}
@@ -170,7 +170,7 @@ class PassedRoles:
         return known
 
 
-def _targets(program: "Program", module: "Module", node: ts.Node, hops: int) -> list[Expr] | None:
+def _targets(program: Resolver, module: "Module", node: ts.Node, hops: int) -> list[Expr] | None:
     """The code a reference passed to a combinator stands for; None when it is user code not followed."""
     if hops > program.roles.max_hops:
         return None
@@ -232,7 +232,7 @@ def _subjects(call: ts.Node) -> list[ts.Node]:
     return out
 
 
-def _arguments(program: "Program", module: "Module", node: ts.Node, hops: int) -> list[Expr] | None:
+def _arguments(program: Resolver, module: "Module", node: ts.Node, hops: int) -> list[Expr] | None:
     """For a parameter of a named function: what its call sites (in the file and the changed files) pass.
 
     `const guarded = (work, cleanup) => work.pipe(Effect.ensuring(cleanup))`
@@ -280,7 +280,7 @@ def returned_functions(fn: Function) -> Iterator[Function]:
             yield found
 
 
-def _user_code(program: "Program", module: "Module", node: ts.Node) -> bool:
+def _user_code(program: Resolver, module: "Module", node: ts.Node) -> bool:
     """Whether a reference names the repository's own code (so failing to follow it is a blind spot).
 
     Package imports (`Effect.void`) and globals (`console.error`) are

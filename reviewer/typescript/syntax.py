@@ -428,3 +428,40 @@ def ancestors(node: ts.Node) -> Iterator[ts.Node]:
 
 def contains(outer: ts.Node, inner: ts.Node) -> bool:
     return outer.start_byte <= inner.start_byte and inner.end_byte <= outer.end_byte
+
+
+def number_value(node: ts.Node | None) -> int | float | None:
+    """The value of a numeric literal or a negated one (through parentheses and casts); no folding."""
+    node = strip(node)
+    if node is None:
+        return None
+    if node.type == "number":
+        return number_literal(text(node))
+    if node.type == "unary_expression" and text(field(node, "operator")) == "-":
+        inner = strip(field(node, "argument"))
+        if inner is not None and inner.type == "number":
+            value = number_literal(text(inner))
+            return -value if value is not None else None
+    return None
+
+
+def object_members(node: ts.Node | None) -> list[tuple[str, ts.Node]]:
+    """(key, value node) of each member of an object literal, in order: pairs, methods (the method
+    itself), shorthands (the identifier). Spreads and computed keys that are not strings are left out."""
+    node = strip(node)
+    if node is None or node.type != "object":
+        return []
+    out: list[tuple[str, ts.Node]] = []
+    for member in named(node):
+        if member.type == "pair":
+            key = property_key(field(member, "key"))
+            value = field(member, "value")
+            if key is not None and value is not None:
+                out.append((key, value))
+        elif member.type == "method_definition":
+            key = property_key(field(member, "name"))
+            if key is not None:
+                out.append((key, member))
+        elif member.type == "shorthand_property_identifier":
+            out.append((text(member), member))
+    return out

@@ -44,46 +44,20 @@ from __future__ import annotations
 
 import math
 import re
-from typing import TYPE_CHECKING, Callable, NamedTuple, Union
+from typing import Callable, NamedTuple, Union
 
 import tree_sitter as ts
 
 from reviewer.typescript import calls as cx
+from reviewer.typescript import schedules as sched
 from reviewer.typescript import syntax as sx
-
-if TYPE_CHECKING:
-    from reviewer.typescript.module import Module
+from reviewer.typescript.source import Source
 
 Value = Union[int, float, str, bool]
 # Follows a dotted reference, written at a node of a module, to the
 # (module, value node) binding it names: local constants, top-level ones, imports.
-Lookup = Callable[["Module", str, ts.Node], "tuple[Module, ts.Node] | None"]
+Lookup = Callable[[Source, str, ts.Node], "tuple[Source, ts.Node] | None"]
 
-_MS_PER_UNIT = {
-    "nano": 1e-6,
-    "micro": 1e-3,
-    "milli": 1.0,
-    "second": 1_000.0,
-    "minute": 60_000.0,
-    "hour": 3_600_000.0,
-    "day": 86_400_000.0,
-    "week": 604_800_000.0,
-}
-# Effect's DurationInput string form: "<number> <unit>[s]".
-_DURATION_STRING = re.compile(r"^\s*(-?\d+(?:\.\d+)?)\s*(nano|micro|milli|second|minute|hour|day|week)s?\s*$")
-# `Duration.seconds(n)` and friends; `Duration.millis` is the unit "milli".
-_DURATION_CONSTRUCTORS = {
-    "nanos": "nano",
-    "micros": "micro",
-    "millis": "milli",
-    "seconds": "second",
-    "minutes": "minute",
-    "hours": "hour",
-    "days": "day",
-    "weeks": "week",
-}
-# Calls whose duration is their first argument's.
-_DURATION_PASSTHROUGH = frozenset({"Duration.decode", "Duration.fromInput", "Duration.fromInputUnsafe"})
 _MATH = {
     "Math.floor": math.floor,
     "Math.ceil": math.ceil,
@@ -92,68 +66,6 @@ _MATH = {
     "Math.abs": abs,
 }
 _MAX_DEPTH = 24
-
-
-class Pace(NamedTuple):
-    """How a schedule recurs: the longest delay between recurrences (ms) and whether it may stop."""
-
-    delay: float
-    stops: bool
-
-
-# Schedules written as values.
-_SCHEDULE_VALUES = {
-    "Schedule.forever": Pace(0.0, False),
-    "Schedule.once": Pace(0.0, True),
-    "Schedule.stop": Pace(0.0, True),
-}
-# Constructors whose one argument is the delay they wait, and whether they stop.
-_CONSTANT_DELAY = {
-    "Schedule.spaced": False,
-    "Schedule.fixed": False,
-    "Schedule.windowed": False,
-    "Schedule.fromDelay": True,
-}
-# Constructors whose delays grow from their first argument.
-_GROWING = frozenset({"Schedule.exponential", "Schedule.fibonacci", "Schedule.linear"})
-# What a combinator does to the pace of the schedule it is applied to.
-_KEEP, _MAY_STOP, _NEVER_STOPS, _JITTER, _JITTER_WITH, _UNION, _INTERSECT, _AND_THEN = range(8)
-_KEEPERS_1 = ("passthrough", "asVoid", "repetitions", "delays", "collectAllOutputs")
-_KEEPERS_2 = (
-    "map", "mapEffect", "as", "tap", "tapInput", "tapOutput", "mapInput", "mapInputEffect",
-    "mapInputContext", "onDecision", "ensuring", "provideContext",
-)  # fmt: skip
-_FILTERS = (
-    "upTo", "while", "check", "checkEffect", "whileInput", "whileInputEffect", "whileOutput",
-    "whileOutputEffect", "untilInput", "untilInputEffect", "untilOutput", "untilOutputEffect",
-)  # fmt: skip
-# Each with its data-first arity: Effect's `dual` makes the call with one argument
-# fewer the data-last operator that `.pipe(..)` applies.
-_COMBINATORS: dict[str, tuple[int, int]] = {
-    **{f"Schedule.{name}": (_KEEP, 1) for name in _KEEPERS_1},
-    **{f"Schedule.{name}": (_KEEP, 2) for name in _KEEPERS_2},
-    "Schedule.provideService": (_KEEP, 3),
-    **{f"Schedule.{name}": (_MAY_STOP, 2) for name in _FILTERS},
-    "Schedule.repeatForever": (_NEVER_STOPS, 1),
-    "Schedule.jittered": (_JITTER, 1),
-    "Schedule.jitteredWith": (_JITTER_WITH, 2),
-    "Schedule.union": (_UNION, 2),
-    "Schedule.either": (_UNION, 2),
-    **{f"Schedule.{name}": (_INTERSECT, 2) for name in ("intersect", "zipLeft", "zipRight", "compose")},
-    "Schedule.zipWith": (_INTERSECT, 3),
-    "Schedule.andThen": (_AND_THEN, 2),
-}
-# Effect's default jitter bounds (`jitteredWith(self, { min: 0.8, max: 1.2 })`).
-_JITTER_MIN, _JITTER_MAX = 0.8, 1.2
-
-
-def parse_duration_string(value: str) -> float | None:
-    if value.strip() == "Infinity":
-        return math.inf
-    match = _DURATION_STRING.match(value)
-    if match is None:
-        return None
-    return float(match.group(1)) * _MS_PER_UNIT[match.group(2)]
 
 
 class Folder:
@@ -165,10 +77,10 @@ class Folder:
 
     def __init__(self, lookup: Lookup) -> None:
         self._lookup = lookup
-        self._paces: dict[tuple[str, int, int, str, int], Pace | None] = {}
+        self._paces: dict[tuple[str, int, int, str, int], sched.Pace | None] = {}
 
     # -- plain values ---------------------------------------------------------
-    def value(self, module: "Module", node: ts.Node | None, depth: int = 0) -> Value | None:
+    def value(self, module: Source, node: ts.Node | None, depth: int = 0) -> Value | None:
         node = sx.strip(node)
         if node is None or depth > _MAX_DEPTH:
             return None
@@ -191,7 +103,7 @@ class Folder:
             return self._call(module, node, depth)
         return None
 
-    def _reference(self, module: "Module", node: ts.Node, depth: int, fold: Callable) -> object:
+    def _reference(self, module: Source, node: ts.Node, depth: int, fold: Callable) -> object:
         path = sx.dotted_path(node)
         if path is None:
             return None
@@ -203,7 +115,7 @@ class Folder:
             return None
         return fold(target_module, target, depth + 1)
 
-    def _string(self, module: "Module", node: ts.Node, depth: int) -> str | None:
+    def _string(self, module: Source, node: ts.Node, depth: int) -> str | None:
         if node.type == "string":
             return sx.string_value(node)
         parts: list[str] = []
@@ -220,7 +132,7 @@ class Folder:
                 parts.append(_js_string(value))
         return "".join(parts)
 
-    def _unary(self, module: "Module", node: ts.Node, depth: int) -> Value | None:
+    def _unary(self, module: Source, node: ts.Node, depth: int) -> Value | None:
         operator = sx.text(sx.field(node, "operator"))
         value = self.value(module, sx.field(node, "argument"), depth + 1)
         if value is None:
@@ -237,7 +149,7 @@ class Folder:
             return ~value
         return None
 
-    def _binary(self, module: "Module", node: ts.Node, depth: int) -> Value | None:
+    def _binary(self, module: Source, node: ts.Node, depth: int) -> Value | None:
         operator = sx.text(sx.field(node, "operator"))
         left = self.value(module, sx.field(node, "left"), depth + 1)
         right = self.value(module, sx.field(node, "right"), depth + 1)
@@ -273,7 +185,7 @@ class Folder:
             return None
         return None
 
-    def _call(self, module: "Module", node: ts.Node, depth: int) -> Value | None:
+    def _call(self, module: Source, node: ts.Node, depth: int) -> Value | None:
         callee = cx.qualified_name(module, sx.field(node, "function"))
         args = cx.arguments(node)
         if callee in _MATH and len(args) == 1:
@@ -294,7 +206,7 @@ class Folder:
         return None
 
     # -- durations --------------------------------------------------------------
-    def duration_ms(self, module: "Module", node: ts.Node | None, depth: int = 0) -> float | None:
+    def duration_ms(self, module: Source, node: ts.Node | None, depth: int = 0) -> float | None:
         """The milliseconds a DurationInput stands for; for a schedule, the longest delay between its recurrences."""
         node = sx.strip(node)
         if node is None or depth > _MAX_DEPTH:
@@ -306,7 +218,7 @@ class Folder:
         if kind == "member_expression":
             if sx.dotted_path(node) == "Duration.infinity":
                 return math.inf
-            named = _SCHEDULE_VALUES.get(cx.qualified_name(module, node) or "")
+            named = sched.SCHEDULE_VALUES.get(cx.qualified_name(module, node) or "")
             if named is not None:
                 return named.delay
         if kind in ("identifier", "member_expression", "subscript_expression"):
@@ -316,12 +228,12 @@ class Folder:
             callee = cx.qualified_name(module, sx.field(node, "function")) or ""
             args = cx.arguments(node)
             prefix, _, unit = callee.rpartition(".")
-            if prefix == "Duration" and unit in _DURATION_CONSTRUCTORS and len(args) == 1:
+            if prefix == "Duration" and unit in sched.DURATION_CONSTRUCTORS and len(args) == 1:
                 amount = self.value(module, args[0], depth + 1)
                 if isinstance(amount, (int, float)) and not isinstance(amount, bool):
-                    return float(amount) * _MS_PER_UNIT[_DURATION_CONSTRUCTORS[unit]]
+                    return float(amount) * sched.MS_PER_UNIT[sched.DURATION_CONSTRUCTORS[unit]]
                 return None
-            if callee in _DURATION_PASSTHROUGH and args:
+            if callee in sched.DURATION_PASSTHROUGH and args:
                 return self.duration_ms(module, args[0], depth + 1)
             pace = self.pace(module, node, depth)
             if pace is not None:
@@ -330,11 +242,11 @@ class Folder:
         if isinstance(value, bool) or value is None:
             return None
         if isinstance(value, str):
-            return parse_duration_string(value)
+            return sched.parse_duration_string(value)
         return float(value)
 
     # -- schedules --------------------------------------------------------------
-    def pace(self, module: "Module", node: ts.Node | None, depth: int = 0) -> Pace | None:
+    def pace(self, module: Source, node: ts.Node | None, depth: int = 0) -> sched.Pace | None:
         """How the schedule `node` denotes recurs (see the module docstring), or None when undecidable."""
         node = sx.strip(node)
         if node is None or depth > _MAX_DEPTH:
@@ -346,14 +258,14 @@ class Folder:
             self._paces[key] = self._pace(module, node, depth)
         return self._paces[key]
 
-    def _pace(self, module: "Module", node: ts.Node, depth: int) -> Pace | None:
+    def _pace(self, module: Source, node: ts.Node, depth: int) -> sched.Pace | None:
         kind = node.type
         if kind in ("identifier", "member_expression", "subscript_expression"):
-            named = _SCHEDULE_VALUES.get(cx.qualified_name(module, node) or "")
+            named = sched.SCHEDULE_VALUES.get(cx.qualified_name(module, node) or "")
             if named is not None:
                 return named
             found = self._reference(module, node, depth, self.pace)
-            return found if isinstance(found, Pace) else None
+            return found if isinstance(found, sched.Pace) else None
         if kind != "call_expression":
             return None
         args = cx.arguments(node)
@@ -368,25 +280,25 @@ class Folder:
                 pace = self._stage(module, stage, pace, depth + 1)
             return pace
         callee = cx.qualified_name(module, sx.field(node, "function")) or ""
-        if callee in _CONSTANT_DELAY and len(args) == 1:
+        if callee in sched.CONSTANT_DELAY and len(args) == 1:
             delay = self._delay(module, args[0], depth + 1)
-            return Pace(delay, _CONSTANT_DELAY[callee]) if delay is not None else None
+            return sched.Pace(delay, sched.CONSTANT_DELAY[callee]) if delay is not None else None
         if callee == "Schedule.fromDelays" and args:
             delays = [d for d in (self._delay(module, a, depth + 1) for a in args) if d is not None]
-            return Pace(max(delays), True) if len(delays) == len(args) else None
-        if callee in _GROWING and args:
+            return sched.Pace(max(delays), True) if len(delays) == len(args) else None
+        if callee in sched.GROWING and args:
             return self._growing(module, callee, args, depth + 1)
         if callee == "Schedule.recurs" and len(args) == 1:
-            return Pace(0.0, True)  # the count does not change the (zero) delay
+            return sched.Pace(0.0, True)  # the count does not change the (zero) delay
         if callee in ("Schedule.min", "Schedule.max") and len(args) == 1:
             return self._many(module, callee, args[0], depth + 1)
-        combinator = _COMBINATORS.get(callee)
+        combinator = sched.COMBINATORS.get(callee)
         if combinator is None or len(args) != combinator[1]:
             return None
         base = self.pace(module, args[0], depth + 1)
         return self._apply(module, combinator[0], base, args[1:], depth + 1) if base is not None else None
 
-    def _pipeline(self, module: "Module", call: ts.Node, args: list[ts.Node]) -> list[ts.Node] | None:
+    def _pipeline(self, module: Source, call: ts.Node, args: list[ts.Node]) -> list[ts.Node] | None:
         """`[value, stage, ..]` of `value.pipe(stage, ..)` or `pipe(value, stage, ..)`; None for other calls."""
         callee = sx.strip(sx.field(call, "function"))
         if callee is None:
@@ -404,7 +316,7 @@ class Folder:
         receiver = sx.field(callee, "object")
         return [receiver, *args] if receiver is not None else []
 
-    def _stage(self, module: "Module", stage: ts.Node, pace: Pace, depth: int) -> Pace | None:
+    def _stage(self, module: Source, stage: ts.Node, pace: sched.Pace, depth: int) -> sched.Pace | None:
         """One data-last operator of a pipe applied to the pace so far."""
         stage_node = sx.strip(stage)
         if stage_node is None:
@@ -414,37 +326,37 @@ class Folder:
             rest = cx.arguments(stage_node)
         else:
             name, rest = cx.qualified_name(module, stage_node) or "", []
-        combinator = _COMBINATORS.get(name)
+        combinator = sched.COMBINATORS.get(name)
         if combinator is None or len(rest) != combinator[1] - 1:
             return None  # an arrow function, an unknown operator or a data-first call used as a stage
         return self._apply(module, combinator[0], pace, rest, depth)
 
-    def _apply(self, module: "Module", kind: int, base: Pace, rest: list[ts.Node], depth: int) -> Pace | None:
+    def _apply(self, module: Source, kind: int, base: sched.Pace, rest: list[ts.Node], depth: int) -> sched.Pace | None:
         """A combinator of `kind` applied to `base`; `rest` are its other arguments (data-first order)."""
-        if kind == _KEEP:
+        if kind == sched.KEEP:
             return base
-        if kind == _MAY_STOP:
-            return Pace(base.delay, True)
-        if kind == _NEVER_STOPS:
-            return Pace(base.delay, False)
-        if kind == _JITTER:
-            return Pace(base.delay * _JITTER_MAX, base.stops)
-        if kind == _JITTER_WITH:
+        if kind == sched.MAY_STOP:
+            return sched.Pace(base.delay, True)
+        if kind == sched.NEVER_STOPS:
+            return sched.Pace(base.delay, False)
+        if kind == sched.JITTER:
+            return sched.Pace(base.delay * sched.JITTER_MAX, base.stops)
+        if kind == sched.JITTER_WITH:
             factor = self._jitter_bound(module, rest[0], depth)
-            return Pace(base.delay * factor, base.stops) if factor is not None else None
+            return sched.Pace(base.delay * factor, base.stops) if factor is not None else None
         other = self.pace(module, rest[0], depth)
         if other is None:
             return None
-        if kind == _UNION:
+        if kind == sched.UNION:
             return _union(base, other)
-        if kind == _INTERSECT:
+        if kind == sched.INTERSECT:
             return _intersect(base, other)
         # andThen: `base` runs first; `other` only matters once it stops.
         if not base.stops:
             return base
-        return Pace(max(base.delay, other.delay), other.stops)
+        return sched.Pace(max(base.delay, other.delay), other.stops)
 
-    def _jitter_bound(self, module: "Module", options: ts.Node, depth: int) -> float | None:
+    def _jitter_bound(self, module: Source, options: ts.Node, depth: int) -> float | None:
         """The largest factor `jitteredWith(options)` scales a delay by (Effect's 0.8/1.2 for a bound not
         written); None when the options are not an object literal or a bound written does not fold."""
         node = sx.strip(options)
@@ -455,7 +367,7 @@ class Folder:
             module, node, depth = found[0], sx.strip(found[1]), depth + 1
         if node is None or node.type != "object":
             return None
-        bounds = {"min": _JITTER_MIN, "max": _JITTER_MAX}
+        bounds = {"min": sched.JITTER_MIN, "max": sched.JITTER_MAX}
         for member in sx.named(node):
             if member.type != "pair":
                 return None  # a spread or shorthand could set either bound
@@ -469,26 +381,26 @@ class Folder:
         factor = max(bounds["min"], bounds["max"])  # Effect interpolates between them in either order
         return factor if factor >= 0 else None
 
-    def _delay(self, module: "Module", node: ts.Node, depth: int) -> float | None:
+    def _delay(self, module: Source, node: ts.Node, depth: int) -> float | None:
         delay = self.duration_ms(module, node, depth)
         return delay if delay is not None and delay >= 0 else None
 
-    def _growing(self, module: "Module", callee: str, args: list[ts.Node], depth: int) -> Pace | None:
+    def _growing(self, module: Source, callee: str, args: list[ts.Node], depth: int) -> sched.Pace | None:
         """exponential/fibonacci/linear: unbounded delays unless they never grow."""
         base = self._delay(module, args[0], depth)
         if base is None:
             return None
         if base == 0:
-            return Pace(0.0, False)
+            return sched.Pace(0.0, False)
         if callee != "Schedule.exponential" or len(args) == 1:
-            return Pace(math.inf, False)
+            return sched.Pace(math.inf, False)
         factor = self.value(module, args[1], depth)
         if not isinstance(factor, (int, float)) or isinstance(factor, bool) or factor < 0:
             return None
         # base * factor ** n: the first delay is the longest unless the factor grows it.
-        return Pace(math.inf if factor > 1 else base, False)
+        return sched.Pace(math.inf if factor > 1 else base, False)
 
-    def _many(self, module: "Module", callee: str, array: ts.Node, depth: int) -> Pace | None:
+    def _many(self, module: Source, callee: str, array: ts.Node, depth: int) -> sched.Pace | None:
         """Effect 4 `Schedule.min([..])` (a union) and `Schedule.max([..])` (an intersection)."""
         node = sx.strip(array)
         elements = sx.named(node) if node is not None and node.type == "array" else []
@@ -504,20 +416,20 @@ class Folder:
         return result
 
 
-def _union(left: Pace, right: Pace) -> Pace:
+def _union(left: sched.Pace, right: sched.Pace) -> sched.Pace:
     """Recurs while either does at the shorter delay; a side that stops leaves the other alone."""
     if left.stops and right.stops:
-        return Pace(max(left.delay, right.delay), True)
+        return sched.Pace(max(left.delay, right.delay), True)
     if left.stops:
         return right
     if right.stops:
         return left
-    return Pace(min(left.delay, right.delay), False)
+    return sched.Pace(min(left.delay, right.delay), False)
 
 
-def _intersect(left: Pace, right: Pace) -> Pace:
+def _intersect(left: sched.Pace, right: sched.Pace) -> sched.Pace:
     """Recurs while both do, at the longer delay."""
-    return Pace(max(left.delay, right.delay), left.stops or right.stops)
+    return sched.Pace(max(left.delay, right.delay), left.stops or right.stops)
 
 
 def _js_string(value: Value) -> str:

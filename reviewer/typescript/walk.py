@@ -7,20 +7,18 @@ fills a ModuleIndex (index.py); `build_index` is what `Module.index` runs once.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from dataclasses import dataclass
 
 import tree_sitter as ts
 
 from reviewer.typescript import calls as cx
 from reviewer.typescript import syntax as sx
 from reviewer.typescript.calls import function_of_value
-from reviewer.typescript.expressions import Call, Function
+from reviewer.typescript.expressions import Call, Function, Owner
 from reviewer.typescript.index import _NAMESPACES, ModuleIndex, Property, RoleRef
 from reviewer.typescript.parse import node_lines
 from reviewer.typescript.roles import Role
 
-if TYPE_CHECKING:
-    from reviewer.typescript.module import Module
 
 
 # Subtrees that hold no calls, functions or member reads worth indexing;
@@ -70,22 +68,30 @@ _NAMING = frozenset(
 )
 
 
-def build_index(module: "Module") -> ModuleIndex:
+@dataclass
+class IndexSlot:
+    """Where a module keeps its index (`built`), and the one a walk is filling (`building`)."""
+
+    built: ModuleIndex | None = None
+    building: ModuleIndex | None = None
+
+
+def build_index(module: Owner, slot: IndexSlot) -> ModuleIndex:
     walker = _Walker(module)
     # Callee names are resolved during the walk, and resolving one may ask
     # the module where it is (`namespace` blocks): it asks the walk's index.
-    module.__dict__["_indexing"] = walker.index
+    slot.building = walker.index
     walker.index._walking = True
     try:
         return walker.run()
     finally:
         walker.index._walking = False
         walker.index._walk_namespace = None
-        module.__dict__.pop("_indexing", None)
+        slot.building = None
 
 
 class _Walker:
-    def __init__(self, module: "Module") -> None:
+    def __init__(self, module: Owner) -> None:
         self.module = module
         self.table = module.program.roles
         self.opaque = self.table.combinators
