@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Iterable, Iterator, Mapping, Sequence
 
 from reviewer.engine import globs
-from reviewer.change.changeset import is_typescript
+from reviewer.change.changeset import is_source
 from reviewer.report.model import Finding, Location
 from reviewer.typescript import (
     Call,
@@ -96,7 +96,7 @@ def tree_paths(ctx: "ReviewContext", patterns: Sequence[str]) -> tuple[str, ...]
     found: set[str] = set()
     for pattern in patterns:
         for path in ctx.patched.paths(globs.literal_prefix(pattern)):
-            if is_typescript(path) and globs.matches(path, (pattern,)):
+            if is_source(path) and globs.matches(path, (pattern,)):
                 found.add(path)
     paths = tuple(sorted(found))
     # One git process for the lot instead of one per file the rules go on to read.
@@ -109,7 +109,7 @@ def reviewed_paths(ctx: "ReviewContext", ignore: Sequence[str], idioms: Iterable
     """The TypeScript files a family examines: the changed ones, and under `--scope all` also every
     file of the patched tree that names one of its idioms (one `git grep -w`), so a violation the
     patch did not touch is found and counted instead of never being looked at."""
-    changed = {p for p in ctx.changeset.typescript_paths() if not globs.matches(p, ignore)}
+    changed = {p for p in ctx.changeset.source_paths() if not globs.matches(p, ignore)}
     if not ctx.widened:
         return tuple(sorted(changed))
     # A name as written, and its namespace (`Claim.clear` may be reached through `Claim`).

@@ -932,3 +932,43 @@ def test_a_call_spelled_another_way_has_the_callee_and_arguments_of_the_plain_ca
     for line in range(13, 18):
         assert spelled[line] == ("Locks.drop", ["db", "lease"]), (line, spelled[line])
     assert spelled[18][0] == "store.apply.call"  # a method of a runtime object stays as written
+
+
+# -- code in other file kinds, loaded other ways ----------------------------------------------
+
+
+def test_require_create_require_and_import_bind_names_like_an_import() -> None:
+    files = {
+        "src/a.ts": (
+            'import { createRequire as make } from "node:module"\n'
+            "const req = make(import.meta.url)\n"
+            'const Claim = req("./claim.js")\n'
+            'const { clear, drop: d } = require("./claim.js")\n'
+            'const Lazy = await import("./claim.js")\n'
+            'import Old = require("./claim.js")\n'
+            'const notALoader = ((x: string) => x)("./claim.js")\n'
+        ),
+        "src/claim.js": "export const clear = (db, c) => db.delete(c)\nexport const drop = clear\n",
+    }
+    program = Program(files.get)
+    module = program.module("src/a.ts")
+    bound = {name: (i.module, i.imported) for name, i in module.imports.items() if name != "make"}
+    assert bound == {
+        "Claim": ("src/claim.js", "*"), "clear": ("src/claim.js", "clear"), "d": ("src/claim.js", "drop"),
+        "Lazy": ("src/claim.js", "*"), "Old": ("src/claim.js", "*"),
+    }
+    assert module.requirers == frozenset({"req"})
+    # The JavaScript file is a module of the program like any other.
+    assert program.definition("src/a.ts", "d") is not None
+    loads = sorted((c.line, c.loads) for c in module.calls() if c.loads is not None)
+    assert loads == [(3, ("require", "./claim.js")), (4, ("require", "./claim.js")), (5, ("import", "./claim.js"))]
+
+
+def test_javascript_is_source_unless_built_or_vendored() -> None:
+    from reviewer.change.changeset import is_source
+
+    for path in ("src/a.ts", "src/b.tsx", "src/c.js", "src/d.mjs", "src/e.cjs", "src/f.jsx"):
+        assert is_source(path), path
+    for path in ("src/types.d.ts", "dist/c.js", "packages/x/build/c.mjs", "node_modules/p/index.js",
+                 "vendor/lib.js", "src/app.min.js", "src/app.bundle.js", "README.md"):
+        assert not is_source(path), path

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import enum
+import re
 from dataclasses import dataclass, field
 from functools import cached_property
 
@@ -34,14 +35,24 @@ class Hunk:
     deleted_after: tuple[int, ...] = ()
 
 
-# The one list of TypeScript suffixes: what the gate's limits, the model and
-# every rule family treat as TypeScript source.
-TYPESCRIPT_SUFFIXES = (".ts", ".tsx", ".mts", ".cts")
+# The one list of source suffixes: what the gate's limits, the model and every
+# rule family read as code. JavaScript counts: a helper moved into a `.js` or
+# `.mjs` file and imported by the TypeScript runs all the same.
+TYPESCRIPT_ONLY_SUFFIXES = (".ts", ".tsx", ".mts", ".cts")
+JAVASCRIPT_SUFFIXES = (".js", ".jsx", ".mjs", ".cjs")
+SOURCE_SUFFIXES = TYPESCRIPT_ONLY_SUFFIXES + JAVASCRIPT_SUFFIXES
+_DECLARATION_FILES = (".d.ts", ".d.mts", ".d.cts")
+# JavaScript that is build output or vendored by the usual conventions: not code
+# anyone reviews (the model still reads it when reviewed code imports it).
+_GENERATED_JS = re.compile(r"(?:^|/)(?:dist|build|out|node_modules|vendor|bower_components)/|[.-]min\.[cm]?js$|\.bundle\.[cm]?js$")
 
 
-def is_typescript(path: str) -> bool:
-    """A TypeScript source file: a TypeScript suffix, and not a declaration file (`.d.ts`)."""
-    return path.endswith(TYPESCRIPT_SUFFIXES) and not path.endswith((".d.ts", ".d.mts", ".d.cts"))
+def is_source(path: str) -> bool:
+    """A source file under review: TypeScript (not a declaration file, `.d.ts`), or JavaScript
+    that is not build output or vendored by convention (`dist/`, `node_modules/`, `*.min.js`)."""
+    if path.endswith(TYPESCRIPT_ONLY_SUFFIXES):
+        return not path.endswith(_DECLARATION_FILES)
+    return path.endswith(JAVASCRIPT_SUFFIXES) and _GENERATED_JS.search(path) is None
 
 
 # Git's own rule (`buffer_is_binary`): a NUL in the first 8000 bytes.
@@ -152,11 +163,11 @@ class ChangeSet:
         # Asked per finding and per related location: a lookup, not a scan.
         return self.by_path.get(path)
 
-    def typescript_paths(self) -> tuple[str, ...]:
+    def source_paths(self) -> tuple[str, ...]:
         """Changed TypeScript sources that exist, as text, in the patched tree; sorted."""
         return tuple(sorted(
             f.path for f in self.by_path.values()
-            if f.status is not FileStatus.DELETED and not f.binary and f.patched_text is not None and is_typescript(f.path)
+            if f.status is not FileStatus.DELETED and not f.binary and f.patched_text is not None and is_source(f.path)
         ))
 
     @property

@@ -3,7 +3,7 @@
 `ReviewContext` is the whole of a family's view of a review:
 
 - `changeset`: every changed file, rebuilt from git objects (`by_path`,
-  `typescript_paths()`, each file's `touches(line, end)` and hunks);
+  `source_paths()`, each file's `touches(line, end)` and hunks);
 - `base` / `patched`: read access to any file of either tree (`TreeView`);
 - `program` / `base_program`: the TypeScript model of each side (docs/model.md);
 - `opts`: the family's options, typed from their declarations;
@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, Mapping
 
-from reviewer.change.changeset import TYPESCRIPT_SUFFIXES, ChangeSet, decode_text
+from reviewer.change.changeset import TYPESCRIPT_ONLY_SUFFIXES, ChangeSet, decode_text
 from reviewer.engine.api import Options
 from reviewer.gitio import BlobReader, Repo
 from reviewer.report.model import Finding, InvariantResult, Location, Severity
@@ -175,7 +175,7 @@ class TreeView:
 
     def files_naming(self, words: list[str]) -> tuple[str, ...]:
         """The tree's TypeScript files in which one of `words` occurs as a whole word (one `git grep`)."""
-        return self._repo.grep_word_files(self.tree, words, TYPESCRIPT_SUFFIXES)
+        return self._repo.grep_word_files(self.tree, words, TYPESCRIPT_ONLY_SUFFIXES)
 
     def files_matching(self, patterns: list[str], all_match: bool = False) -> tuple[str, ...]:
         """The tree's TypeScript files whose text matches any (or every) of the extended regexes (one `git grep`,
@@ -184,7 +184,7 @@ class TreeView:
             sets = [self._scanned[p] for p in patterns]
             found = set.intersection(*sets) if all_match else set().union(*sets)
             return tuple(sorted(found))
-        return self._repo.grep_files(self.tree, patterns, TYPESCRIPT_SUFFIXES, all_match)
+        return self._repo.grep_files(self.tree, patterns, TYPESCRIPT_ONLY_SUFFIXES, all_match)
 
     def prescan(self, words: list[str], hints: list[tuple[str, tuple[str, ...]]]) -> None:
         """Answer later `words_present` for `words` and `files_matching` for each hint's regex from one
@@ -235,7 +235,7 @@ class TreeView:
         """`Repo.grep_lines` over the tree's TypeScript files; with a sweep's Shared, only the
         files whose blobs no earlier review of the sweep grepped for the same literals."""
         if self.shared is None:
-            return self._repo.grep_lines(self.tree, literals, TYPESCRIPT_SUFFIXES)
+            return self._repo.grep_lines(self.tree, literals, TYPESCRIPT_ONLY_SUFFIXES)
         files, memo = self._blob_lines(literals)
         return [(path, line) for path, oid in files.items() for line in memo[oid]]
 
@@ -243,16 +243,16 @@ class TreeView:
         """(TypeScript path -> blob id, blob id -> its lines holding a literal), grepping only
         the blobs no earlier review of the sweep grepped for the same literals."""
         assert self.shared is not None
-        memo = self.shared.grep_memo((tuple(literals), TYPESCRIPT_SUFFIXES))
+        memo = self.shared.grep_memo((tuple(literals), TYPESCRIPT_ONLY_SUFFIXES))
         files = {path: entry[2] for path, entry in self._entries.items()
-                 if entry[1] == "blob" and path.endswith(TYPESCRIPT_SUFFIXES)}
+                 if entry[1] == "blob" and path.endswith(TYPESCRIPT_ONLY_SUFFIXES)}
         unseen = sorted(path for path, oid in files.items() if oid not in memo)
         if unseen:
             # Past a few hundred files one pass over the whole tree is cheaper
             # (and a command line of paths would grow without bound).
             whole = len(unseen) > GREP_PATHS_AT_ONCE
             found: dict[str, list[str]] = {}
-            for path, line in self._repo.grep_lines(self.tree, literals, TYPESCRIPT_SUFFIXES,
+            for path, line in self._repo.grep_lines(self.tree, literals, TYPESCRIPT_ONLY_SUFFIXES,
                                                     None if whole else unseen):
                 found.setdefault(path, []).append(line)
             for path in (files if whole else unseen):

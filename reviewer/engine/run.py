@@ -93,7 +93,7 @@ def run_families(
     patched.remember(known)
     change = _change_digest(changeset) if cache is not None else None
     # Inference reads the base tree only when a family could look at something.
-    vocabularies = resolve(families, config, base, programs, infer=bool(changeset.typescript_paths()),
+    vocabularies = resolve(families, config, base, programs, infer=bool(changeset.source_paths()),
                            budget_seconds=budget_seconds)
     # Sorted by id so the report never depends on discovery order; families that judge the
     # others' findings run last (the results are sorted by id again at the end).

@@ -10,7 +10,7 @@ import math
 from dataclasses import dataclass, fields
 from typing import Any, Mapping
 
-from reviewer.change.changeset import TYPESCRIPT_SUFFIXES, ChangeSet
+from reviewer.change.changeset import TYPESCRIPT_ONLY_SUFFIXES, ChangeSet, is_source
 from reviewer.errors import ReviewerError
 from reviewer.report.model import Check, CheckStatus
 
@@ -111,7 +111,8 @@ def file_limits(limits: Limits, changeset: ChangeSet) -> tuple[list[str], list[s
         data = f.patched_bytes if f.patched_bytes is not None else f.base_bytes
         if data is None:
             continue
-        analysed = f.path.endswith(TYPESCRIPT_SUFFIXES) and f.new_mode != "120000"
+        # declaration files are read too (types the model resolves through)
+        analysed = (is_source(f.path) or f.path.endswith(TYPESCRIPT_ONLY_SUFFIXES)) and f.new_mode != "120000"
         why = _unreadable(f.path, f.patched_bytes) if analysed else None
         if why is None and f.binary:
             continue

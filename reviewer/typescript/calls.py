@@ -307,6 +307,41 @@ def invoked_arguments(module: Names, call: ts.Node) -> list[ts.Node]:
     return found[1] or []
 
 
+def loader(
+    module: Names | None,
+    call: ts.Node,
+    requirers: Container[str] = (),
+    makes: "Callable[[ts.Node], bool] | None" = None,
+) -> tuple[str, str | None] | None:
+    """("import" | "require", the specifier or None when computed) when `call` loads a module:
+    `import("x")`, `require("x")`, `import.meta.require("x")`, `createRequire(import.meta.url)("x")`,
+    or a name in `requirers` (bound to `createRequire(..)`) called; None for any other call.
+    `makes` tells a call of `createRequire` (default: `makes_require` in `module`)."""
+    callee = sx.strip(sx.field(call, "function"))
+    if callee is None:
+        return None
+    args = arguments(call)
+    specifier = sx.string_value(args[0]) if args else None
+    if callee.type == "import":
+        return ("import", specifier)
+    if callee.type == "identifier":
+        name = sx.identifier_name(sx.text(callee))
+        return ("require", specifier) if name == "require" or name in requirers else None
+    if callee.type == "member_expression" and sx.normalized(callee) == "import.meta.require":
+        return ("require", specifier)
+    makes_one = makes if makes is not None else (lambda node: module is not None and makes_require(module, node))
+    return ("require", specifier) if makes_one(callee) else None
+
+
+def makes_require(module: Names, node: ts.Node | None) -> bool:
+    """`node` is a call of node's `createRequire` (however imported): its value is a `require`."""
+    node = sx.strip(node)
+    if node is None or node.type != "call_expression":
+        return False
+    name = qualified_name(module, sx.field(node, "function"))
+    return name is not None and last_segment(name) == "createRequire"
+
+
 def member_callee(call: ts.Node) -> ts.Node | None:
     callee = sx.strip(sx.field(call, "function"))
     return callee if callee is not None and callee.type == "member_expression" else None

@@ -61,6 +61,9 @@ class Owner(Source, Protocol):
     @property
     def program(self) -> Facts: ...
 
+    @property
+    def requirers(self) -> frozenset[str]: ...
+
 
 # Strings (normal forms, source text) up to this many characters are kept on
 # the value once computed; longer ones are sliced again when asked, so that
@@ -434,6 +437,12 @@ class Call:
             if host is not None and host.callee in cx.PIPE_FUNCTIONS and host.args and host.args[0]._node == top:
                 stages.extend(host.pipe_stages)
         return tuple(stages)
+
+    @property
+    def loads(self) -> tuple[str, str | None] | None:
+        """("import" | "require", the specifier or None when computed) when this call loads a module
+        (`import("x")`, `require("x")`, `import.meta.require("x")`, `createRequire(..)("x")`)."""
+        return cx.loader(self._module, self._node, self._module.requirers)
 
     @property
     def host(self) -> "Call | None":

@@ -71,6 +71,8 @@ class Module:
     exported: frozenset[str] = dc_field(repr=False)
     root: ts.Node = dc_field(repr=False, compare=False)
     program: Facts = dc_field(repr=False, compare=False)
+    # Top-level names bound to `createRequire(..)`: calling one loads a module.
+    requirers: frozenset[str] = dc_field(default=frozenset(), repr=False)
     _slot: walk.IndexSlot = dc_field(default_factory=walk.IndexSlot, repr=False, compare=False)
 
     def declaration_lines(self, name: str) -> tuple[int, int] | None:
@@ -207,6 +209,7 @@ def read_module(
         exported=frozenset(header.exported),
         root=tree.root_node,
         program=program,
+        requirers=frozenset(header.requirers),
     )
 
 
@@ -222,6 +225,7 @@ class _Header:
         self.stars: list[str] = []
         self.declarations: dict[str, ts.Node] = {}
         self.exported: set[str] = set()
+        self.requirers: set[str] = set()  # top-level names bound to `createRequire(..)`
         # Statements still to read, next one last: namespace bodies and
         # ambient blocks are queued, not recursed into (`namespace N {` can
         # nest as deep as a file is long), in the order recursion would read them.
@@ -269,11 +273,64 @@ class _Header:
     def _declarator(self, node: ts.Node, prefix: str, exported: bool) -> None:
         name = sx.field(node, "name")
         value = sx.field(node, "value")
-        if name is None or name.type != "identifier" or value is None:
+        if name is None or value is None:
+            return
+        if not prefix and self._loaded(name, value):
+            return
+        if name.type != "identifier":
             return
         full = prefix + sx.text(name)
         self._declare(full, value, exported)
         self._members(full, value, depth=0)
+
+    def _loaded(self, name: ts.Node, value: ts.Node) -> bool:
+        """`const X = require("./x")`, `const { a, b: c } = await import("./x")`, `createRequire(..)`'s
+        `require` and `import.meta.require` bind names of another module, as an `import` would."""
+        inner = sx.strip(value)
+        while inner is not None and inner.type == "await_expression":
+            inner = sx.strip(sx.named(inner)[0]) if sx.named(inner) else None
+        if inner is None or inner.type != "call_expression":
+            return False
+        if name.type == "identifier" and self._makes_require(inner):
+            self.requirers.add(sx.identifier_name(sx.text(name)))
+            return False  # still a declaration of its own
+        loaded = calls.loader(None, inner, self.requirers, self._makes_require)
+        if loaded is None or loaded[1] is None:
+            return False
+        specifier = loaded[1]
+        target = self.resolve(self.path, specifier)
+        if name.type == "identifier":
+            local = sx.identifier_name(sx.text(name))
+            self.imports.setdefault(local, Import(local, specifier, target, "*"))
+            return True
+        if name.type != "object_pattern":
+            return False
+        for member in sx.named(name):
+            if member.type == "shorthand_property_identifier_pattern":
+                local = sx.identifier_name(sx.text(member))
+                self.imports.setdefault(local, Import(local, specifier, target, local))
+            elif member.type == "pair_pattern":
+                key, bound = sx.property_key(sx.field(member, "key")), sx.field(member, "value")
+                if key is not None and bound is not None and bound.type == "identifier":
+                    local = sx.identifier_name(sx.text(bound))
+                    self.imports.setdefault(local, Import(local, specifier, target, key))
+        return True
+
+    def _makes_require(self, node: ts.Node | None) -> bool:
+        """A call of `createRequire` imported from node's `module` (named, or through its namespace),
+        read from the imports seen so far (the names of the whole program are not known yet)."""
+        node = sx.strip(node)
+        if node is None or node.type != "call_expression":
+            return False
+        callee = sx.strip(sx.field(node, "function"))
+        path = sx.dotted_path(callee) if callee is not None else None
+        if path is None:
+            return False
+        head, _, rest = path.partition(".")
+        imported = self.imports.get(head)
+        if imported is None or imported.specifier not in ("module", "node:module"):
+            return False
+        return (not rest and imported.imported == "createRequire") or (rest == "createRequire" and imported.imported in ("*", "default"))
 
     def _members(self, owner: str, value: ts.Node, depth: int) -> None:
         """Register `owner.key` for object-literal members, so `Cfg.LIMIT` and
@@ -320,6 +377,14 @@ class _Header:
                     self.declarations.setdefault(f"{full}.{key}", value)
 
     def _import(self, node: ts.Node) -> None:
+        required = next((c for c in sx.named(node) if c.type == "import_require_clause"), None)
+        if required is not None:  # `import x = require("./x")`
+            parts = sx.named(required)
+            ident = next((c for c in parts if c.type == "identifier"), None)
+            source = next((v for c in parts if (v := sx.string_value(c)) is not None), None)
+            if ident is not None and source is not None:
+                self._bind(sx.text(ident), source, self.resolve(self.path, source), "*")
+            return
         source = sx.string_value(sx.field(node, "source"))
         if source is None:
             return

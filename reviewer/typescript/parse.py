@@ -14,7 +14,12 @@ from reviewer.typescript.repair import parse_repaired
 TYPESCRIPT = "typescript"
 TSX = "tsx"
 
-_DIALECTS = {".ts": TYPESCRIPT, ".mts": TYPESCRIPT, ".cts": TYPESCRIPT, ".tsx": TSX}
+# JavaScript is read with the TSX grammar: TypeScript's syntax is a superset of it, and `.js`
+# files hold JSX as often as `.jsx` ones do (TSX has no `<T>x` casts, which JavaScript lacks too).
+_DIALECTS = {
+    ".ts": TYPESCRIPT, ".mts": TYPESCRIPT, ".cts": TYPESCRIPT, ".tsx": TSX,
+    ".js": TSX, ".jsx": TSX, ".mjs": TSX, ".cjs": TSX,
+}  # fmt: skip
 
 
 class SharedTrees(Protocol):

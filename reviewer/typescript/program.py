@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Callable, Iterable, Iterator, Mapping
 
 import tree_sitter as ts
 
-from reviewer.change.changeset import TYPESCRIPT_SUFFIXES
+from reviewer.change.changeset import SOURCE_SUFFIXES
 from reviewer.typescript import calls as cx
 from reviewer.typescript import reach
 from reviewer.typescript import syntax as sx
@@ -100,8 +100,8 @@ class Program:
         return self._texts[path]
 
     def module(self, path: str) -> Module | None:
-        """The parsed Module at `path` (cached), or None when `path` is not `.ts`/`.mts`/`.cts`/`.tsx`
-        or `source(path)` has no text. Parse errors do not make it None (see `parse_errors`).
+        """The parsed Module at `path` (cached), or None when `path` is not TypeScript or JavaScript
+        (`.ts`/`.mts`/`.cts`/`.tsx`, `.js`/`.mjs`/`.cjs`/`.jsx`) or `source(path)` has no text. Parse errors do not make it None (see `parse_errors`).
         """
         if path in self._modules:
             return self._modules[path]
@@ -119,7 +119,7 @@ class Program:
     def resolve(self, from_path: str, specifier: str) -> str | None:
         """The repository path an import `specifier` written in `from_path` names, or None.
 
-        Relative specifiers only (`./a`, `./a.js` -> `a.ts`, `./dir` -> `dir/index.ts`); package names,
+        Relative specifiers only (`./a`, `./a.js` -> `a.ts` else `a.js`, `./dir` -> `dir/index.ts`); package names,
         tsconfig `paths`/`baseUrl` aliases and paths above the repository root give None.
         """
         if not specifier.startswith("."):
@@ -133,12 +133,13 @@ class Program:
         candidates = [stem + replacement for replacement in _JS_TO_TS.get(ext, ())]
         prefix = base + "/" if base else ""
         candidates += [base + ".ts", base + ".tsx", prefix + "index.ts", prefix + "index.tsx"]
+        candidates += [base + ".js", base + ".mjs", base + ".jsx", base + ".cjs", prefix + "index.js", prefix + "index.mjs"]
         if ext:
             candidates.append(base)
         return next((c for c in candidates if c and self._present(c)), None)
 
     def _present(self, path: str) -> bool:
-        return self._text(path) is not None if path.endswith(TYPESCRIPT_SUFFIXES) else self._exists(path)
+        return self._text(path) is not None if path.endswith(SOURCE_SUFFIXES) else self._exists(path)
 
     def parse_errors(self, path: str) -> tuple[tuple[int, int], ...]:
         """Line ranges (1-based, inclusive) of the outermost ERROR nodes and MISSING tokens of `path`;

@@ -19,7 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from reviewer.change.changeset import is_typescript
+from reviewer.change.changeset import is_source
 from reviewer.report.model import Finding, Location, Severity
 from reviewer.engine.api import Family, Options, Outcome
 from reviewer.typescript import error_scope, words_on_lines
@@ -101,7 +101,7 @@ def run(ctx: "ReviewContext") -> Outcome:
             for f in ctx.changeset.files
             if f.status.value != "deleted"
             and f.patched_text is not None
-            and is_typescript(f.path)
+            and is_source(f.path)
             and in_scan_paths(f.path, opts)
         ),
         key=lambda f: f.path,

@@ -31,7 +31,7 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Iterator
 
-from reviewer.change.changeset import is_typescript
+from reviewer.change.changeset import is_source
 from reviewer.engine import globs
 from reviewer.engine.api import Options
 from reviewer.report.model import Finding, Location
@@ -106,7 +106,7 @@ def _importers(ctx: "ReviewContext", modules: list["Module"], opts: Options) -> 
     found: set[str] = set()
     for pattern in opts.scan_paths:
         for path in ctx.patched.paths(globs.literal_prefix(pattern)):
-            if path not in changed and is_typescript(path) and globs.matches(path, (pattern,)):
+            if path not in changed and is_source(path) and globs.matches(path, (pattern,)):
                 found.add(path)
     out: list["Module"] = []
     for path in sorted(found):

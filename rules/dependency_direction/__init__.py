@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from reviewer.change.changeset import is_typescript
+from reviewer.change.changeset import is_source
 from reviewer.engine.api import Family, Outcome
 from reviewer.report.model import Finding, Location
 from reviewer.typescript import error_scope, words_on_lines
@@ -104,7 +104,7 @@ def run(ctx: "ReviewContext") -> Outcome:
     files = [
         (f, layer)
         for f in sorted(ctx.changeset.files, key=lambda f: f.path)
-        if f.status.value != "deleted" and f.patched_text is not None and is_typescript(f.path)
+        if f.status.value != "deleted" and f.patched_text is not None and is_source(f.path)
         and (layer := graph.of_path(f.path, ws.folders)) is not None
     ]
     if not files:

@@ -1,8 +1,9 @@
 """The import sites of one file: every place it makes another module load.
 
 Static sites are the module-scope `import` / `export … from` statements and
-`import x = require("…")`; dynamic sites are `import("…")` and `require("…")`
-calls anywhere (the model's calls). Ambient blocks (`declare module "x" {}`)
+`import x = require("…")`; dynamic sites are calls anywhere that load a module (`Call.loads`: `import("…")`,
+`require("…")`, `import.meta.require("…")`, `createRequire(import.meta.url)("…")`
+and a name bound to `createRequire(..)`). Ambient blocks (`declare module "x" {}`)
 hold types only and are not read.
 
 The model's `Module.imports` keeps the names an import binds but not where
@@ -27,9 +28,6 @@ if TYPE_CHECKING:
 RUNTIME = "runtime"
 TYPE_ONLY = "type"  # `import type`, `export type`: erased
 TYPE_SPECIFIERS = "type-specifiers"  # `import { type A }`: the clause is erased, the statement is not
-
-# Callees that load a module at run time when called with a specifier.
-_LOADERS = ("import", "require")
 
 
 @dataclass(frozen=True)
@@ -132,13 +130,13 @@ def sites(module: "Module") -> list[Site]:
     """Every import site of the file, in document order."""
     found = [site for node in module.root.children if (site := _static(module, node)) is not None]
     for call in module.calls():
-        if call.callee not in _LOADERS or not call.args:
+        loads = call.loads
+        if loads is None or not call.args:
             continue
-        first = call.args[0]
         found.append(Site(
             module.path,
-            "dynamic-import" if call.callee == "import" else "require",
-            first.string_value,
+            "dynamic-import" if loads[0] == "import" else "require",
+            loads[1],
             RUNTIME,
             call.line,
             call.end_line,

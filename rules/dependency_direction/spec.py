@@ -81,7 +81,8 @@ CHECKS: tuple[CheckSpec, ...] = (
         summary=(
             "A runtime import of a file in one layer loads a module of a layer it may not depend on: a static "
             "`import`, a re-export (`export * from`, `export { x } from`), `import x = require()`, a dynamic "
-            "`import(\"x\")` or `require(\"x\")`. Relative paths, workspace package names and their `exports` "
+            "`import(\"x\")` or `require(\"x\")`, `import.meta.require(\"x\")`, or the `require` node's `createRequire(..)` "
+            "makes, in TypeScript or JavaScript (`.js`, `.mjs`, `.cjs`; build output such as `dist/` aside). Relative paths, workspace package names and their `exports` "
             "maps, package `imports` (`#x`) and simple tsconfig `paths` are resolved."
         ),
         why=(

@@ -39,11 +39,11 @@ _PACKAGES_MEMO = "regression-evidence:packages"
 def run(ctx: "ReviewContext") -> Outcome:
     opts = ctx.opts
     is_test = lambda path: globs.matches(path, opts.test_globs)  # noqa: E731
-    changed_ts = ctx.changeset.typescript_paths()
+    changed_ts = ctx.changeset.source_paths()
     tests = tuple(p for p in changed_ts if is_test(p) and ctx.patched.exists(p))
     production = tuple(p for p in changed_ts if not is_test(p) and ctx.patched.exists(p))
     program = ctx.program
-    targets = finding_targets(ctx.prior, FAMILY_ID, lambda p: fx.is_typescript(p) and not is_test(p),
+    targets = finding_targets(ctx.prior, FAMILY_ID, lambda p: fx.is_source(p) and not is_test(p),
                               lambda f: _in_change(ctx, f))
     # A guard on the lines of a must-fix finding is that finding's code: one question, asked once.
     found = [t for t in targets]
