@@ -25,6 +25,8 @@ from reviewer.typescript.program import Program
 from reviewer.typescript.reach import run_calls
 from reviewer.typescript.references import Unresolved, returned_functions
 from reviewer.typescript.roles import DEFAULT_ROLES, Role, RoleTable
+from reviewer.typescript.sql import Statement as SqlStatement
+from reviewer.typescript.sql import statement as sql_statement
 from reviewer.typescript.statements import Guard, GuardPath, guard_path, guards
 from reviewer.typescript.collections import (
     arguments_of,
@@ -93,4 +95,6 @@ __all__ = [
     "retry_ends",
     "succeeds",
     "treatment",
+    "SqlStatement",
+    "sql_statement",
 ]

@@ -37,6 +37,7 @@ from reviewer.engine.api import Options
 from reviewer.report.model import Finding, Location
 from reviewer.rules import _effect as fx
 from reviewer.rules.bounded_scan.chains import Query, queries
+from reviewer.rules.bounded_scan.raw import check_raw, raw_scans
 from reviewer.rules.bounded_scan.select import check_select
 
 from reviewer.typescript import repeating_spans, run_calls
@@ -296,6 +297,14 @@ def role_scans(ctx: "ReviewContext", modules: list["Module"], opts: Options) -> 
                 judged.add(key)
                 result = check_select(ctx, module, query, _with_table(ctx, opts, query.table))
                 findings += [_reached(f, how) for f in result.findings if f.rule in _BOUND_CHECKS]
+            for raw in raw_scans(module):
+                key = (raw.template.path, raw.template.line)
+                if raw.template.path != path or not span[0] <= raw.template.line <= span[1] or key in judged:
+                    continue
+                if runs is not None and id(raw.template) not in runs and (raw.runner is None or id(raw.runner) not in runs):
+                    continue
+                judged.add(key)
+                findings += [_reached(f, how) for f in check_raw(ctx, raw, opts)]
     return findings, len(origins), len(judged)
 
 

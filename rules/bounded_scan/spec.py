@@ -136,7 +136,11 @@ CHECKS: tuple[CheckSpec, ...] = (
             "and wakes every Session together. Queries pinned to one entity (eq on session_id/id against a value; "
             "`eq(T.session_id, T.session_id)` or another column of the same table pins nothing) or reading "
             "one row (.get()) are not scans. A query built across statements or helpers (a builder bound to a "
-            "`const`, or returned by a helper and finished by its callers) is judged whole, where it is finished."
+            "`const`, or returned by a helper and finished by its callers) is judged whole, where it is finished. "
+            "A raw `SELECT` in a `sql` tagged template (drizzle's or @effect/sql's) reached from recovery code is "
+            "a scan too (read with sqlglot): it needs a `LIMIT` at most the bound, an `=` on an entity key with a "
+            "value, or to run through a single-row terminal (`db.get(sql..)`); one sqlglot cannot parse is an "
+            "`unresolved-bound`."
         ),
         bad=_BAD_UNBOUNDED,
         good=_GOOD_UNBOUNDED,

@@ -1,0 +1,46 @@
+"""Raw SQL in `sql` tagged templates, read with sqlglot: operation, table, pins, limit, order."""
+
+from __future__ import annotations
+
+from reviewer.typescript import Program, sql_statement
+
+SOURCE = """\
+const a = yield* sql`SELECT * FROM jobs WHERE lease_expires_at < ${now} ORDER BY lease_expires_at DESC`
+const b = db.all(sql`select * from ${JobTable} where job_id = ${id}`)
+const c = yield* sql`SELECT * FROM jobs WHERE job_id = job_id`
+const d = yield* sql`SELECT * FROM jobs LIMIT ${PAGE}`
+const e = yield* sql`SELECT * FROM jobs LIMIT 5000`
+const f = yield* sql`UPDATE jobs SET owner = ${me} WHERE job_id = ${id}`
+const g = yield* sql`this is not sql at all ((`
+const h = yield* sql`SELECT * FROM ${sql("jobs")} WHERE (owner = ${me} OR owner IS NULL)`
+const i = yield* sql`SELECT * FROM jobs WHERE job_id = ? AND kind = 'x' LIMIT -1`
+const j = yield* notSql`SELECT * FROM jobs`
+const k = sql("jobs")
+"""
+
+
+def _statements():
+    module = Program({"a.ts": SOURCE}.get).module("a.ts")
+    return {c.line: s for c in module.calls() if (s := sql_statement(c)) is not None}
+
+
+def test_statements_are_read_for_what_a_scan_check_asks() -> None:
+    found = _statements()
+    assert sorted(found) == [1, 2, 3, 4, 5, 6, 7, 8, 9]  # `notSql` and `sql("jobs")` are no templates of it
+    summary = {
+        line: (s.operation, s.table, s.pins, s.has_limit, s.limit, s.limit_expr.written if s.limit_expr else None)
+        for line, s in found.items()
+    }
+    assert summary == {
+        1: ("select", "jobs", (), False, None, None),
+        2: ("select", "JobTable", ("job_id",), False, None, None),  # `${T}` names the table it interpolates
+        3: ("select", "jobs", (), False, None, None),  # a column equal to itself pins nothing
+        4: ("select", "jobs", (), True, None, "PAGE"),
+        5: ("select", "jobs", (), True, 5000.0, None),
+        6: ("update", "jobs", ("job_id",), False, None, None),
+        7: ("unreadable", None, (), False, None, None),
+        8: ("select", "jobs", (), False, None, None),  # a pin under OR is no pin
+        9: ("select", "jobs", ("job_id", "kind"), True, -1.0, None),
+    }
+    assert [(o.column, o.descending) for o in found[1].order] == [("lease_expires_at", True)]
+    assert found[7].reason  # says why
