@@ -1,8 +1,9 @@
-"""Raw SQL scans: a `SELECT` written in a `sql` tagged template (drizzle's, @effect/sql's) is a read
-like a select chain, and judged for the same bound: a `LIMIT` (a number, or a substitution that
-folds to one) at most the bound, one row, or an equality pinning one entity.
+"""Reads not written as select chains, judged for the same bound as one: a raw `SELECT` in a `sql`
+tagged template (drizzle's, @effect/sql's) and drizzle's relational API
+(`db.query.jobs.findMany({ where, limit })`). Each needs a limit (a number, or an expression that
+folds to one) at most the bound, to read one row, or an equality pinning one entity.
 
-The statement is read by the model (reviewer/typescript/sql.py, sqlglot); a template sqlglot
+Raw statements are read by the model (reviewer/typescript/sql.py, sqlglot); a template sqlglot
 cannot parse is said to be unread, never taken for a bounded query.
 """
 
@@ -15,7 +16,7 @@ from reviewer.engine.api import Options
 from reviewer.report.model import Finding, Location
 from reviewer.rules.bounded_scan.chains import callee_name
 from reviewer.rules.bounded_scan.select import fold_number
-from reviewer.typescript import Call, SqlStatement, sql_statement
+from reviewer.typescript import Call, Expr, sql_statement
 
 if TYPE_CHECKING:
     from reviewer.engine.context import ReviewContext
@@ -24,56 +25,107 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class RawScan:
-    """A raw `SELECT` and the call that runs it (`db.all(sql..)`), when it is handed to one."""
+    """A multi-row read as the bound check sees it: where it is written, its table, and what bounds it."""
 
-    template: Call
-    statement: SqlStatement
-    runner: Call | None
+    at: Call  # the template, or the relational call
+    kind: str  # "sql" | "relational"
+    table: str | None
+    single_row: bool
+    pinned: bool
+    has_limit: bool
+    limit: float | None  # a literal limit
+    limit_expr: Expr | None  # a limit written as an expression, folded when judged
+    unreadable: str = ""  # why the statement could not be read
+
+    @property
+    def template(self) -> Call:
+        return self.at
 
     @property
     def location(self) -> Location:
-        return Location(self.template.path, self.template.line, self.template.end_line)
+        return Location(self.at.path, self.at.line, self.at.end_line)
 
 
-def raw_scans(module: "Module") -> list[RawScan]:
-    """Every raw `SELECT` (or unreadable statement) written in `module`, in source order."""
+def raw_scans(module: "Module", opts: Options) -> list[RawScan]:
+    """Every raw `SELECT` (or unreadable statement) and relational read written in `module`, in source order."""
     out: list[RawScan] = []
     for call in module.calls():
         found = sql_statement(call)
-        if found is None or found.operation not in ("select", "unreadable"):
+        if found is not None and found.operation in ("select", "unreadable"):
+            host = call.host
+            runner = host if host is not None and host.args[:1] == (call.expr,) else None
+            out.append(RawScan(
+                call, "sql", found.table,
+                single_row=runner is not None and callee_name(runner) in opts.single_row_terminals or found.limit == 1,
+                pinned=bool(set(found.pins) & set(opts.entity_keys)),
+                has_limit=found.has_limit, limit=found.limit, limit_expr=found.limit_expr, unreadable=found.reason,
+            ))
             continue
-        host = call.host
-        out.append(RawScan(call, found, host if host is not None and host.args[:1] == (call.expr,) else None))
+        relational = _relational(call, opts)
+        if relational is not None:
+            out.append(relational)
     return out
 
 
+# drizzle's relational queries: `db.query.<table>.findMany(config)` / `.findFirst(config)`.
+_RELATIONAL = {"findMany": False, "findFirst": True}
+
+
+def _relational(call: Call, opts: Options) -> RawScan | None:
+    parts = call.callee.split(".")
+    if len(parts) < 3 or parts[-1] not in _RELATIONAL or parts[-3] != "query":
+        return None
+    config = call.args[0] if call.args else None
+    where = config.prop("where") if config is not None else None
+    limit = config.prop("limit") if config is not None else None
+    return RawScan(
+        call, "relational", parts[-2], single_row=_RELATIONAL[parts[-1]],
+        pinned=where is not None and _relational_pin(where, opts),
+        has_limit=limit is not None, limit=None, limit_expr=limit,
+    )
+
+
+def _relational_pin(where: Expr, opts: Options) -> bool:
+    """`where: { id: x }`, or `eq(t.id, x)` (inline or in a `(t, { eq }) => ..` callback) on an entity key
+    against something other than a column of the same table."""
+    if any(key in opts.entity_keys for key, _ in where.props):
+        return True
+    for call in where.calls:
+        if callee_name(call) != "eq" or len(call.args) != 2:
+            continue
+        for column, value in ((call.args[0], call.args[1]), (call.args[1], call.args[0])):
+            path = column.member_path or ""
+            root, _, name = path.rpartition(".")
+            if root and name in opts.entity_keys and (value.member_path or "").rpartition(".")[0] != root:
+                return True
+    return False
+
+
 def check_raw(ctx: "ReviewContext", scan: RawScan, opts: Options) -> list[Finding]:
-    statement = scan.statement
-    table = f"`{statement.table}`" if statement.table else "its table"
+    table = f"`{scan.table}`" if scan.table else "its table"
+    what = "raw `SELECT`" if scan.kind == "sql" else "relational read"
+    limit_word = "`LIMIT`" if scan.kind == "sql" else "`limit`"
     where = scan.location
-    anchor = f"raw|{scan.template.normalized}"
-    if statement.operation == "unreadable":
+    anchor = f"{scan.kind}|{scan.at.normalized}"
+    if scan.unreadable:
         return [ctx.finding(
             "unresolved-bound",
             title="Cannot read a raw SQL statement",
-            message=(f"The raw SQL at {where.path}:{where.line} did not parse ({statement.reason}), so whether it "
+            message=(f"The raw SQL at {where.path}:{where.line} did not parse ({scan.unreadable}), so whether it "
                      f"is a bounded read was not checked. Check by hand that it reads at most {opts.bound} rows."),
             location=where,
             anchor=anchor,
         )]
-    runner = scan.runner
-    if runner is not None and callee_name(runner) in opts.single_row_terminals:
+    if scan.single_row or scan.pinned:
         return []
-    if set(statement.pins) & set(opts.entity_keys):
-        return []
-    if not statement.has_limit:
+    if not scan.has_limit:
         return [ctx.finding(
             "unbounded",
-            title=f"Unbounded raw SQL scan of {table}",
+            title=f"Unbounded {'raw SQL' if scan.kind == 'sql' else 'relational'} scan of {table}",
             message=(
-                f"This raw `SELECT` over {table} has no `LIMIT` and is not pinned to one entity (no `=` on "
+                f"This {what} over {table} has no {limit_word} and is not pinned to one entity (no equality on "
                 f"{', '.join(f'`{k}`' for k in sorted(opts.entity_keys))} with a value), so one pass reads every "
-                f"matching row. Bound it with `LIMIT N`, N <= {opts.bound}."
+                f"matching row. Bound it with {limit_word} N, N <= {opts.bound}."
             ),
             location=where,
             failure_sequence=(
@@ -83,30 +135,28 @@ def check_raw(ctx: "ReviewContext", scan: RawScan, opts: Options) -> list[Findin
             ),
             anchor=anchor,
         )]
-    value = statement.limit
+    value = scan.limit
     shown = "a number"
-    if statement.limit_expr is not None:
-        shown = statement.limit_expr.written
-        value = fold_number(ctx.program, statement.limit_expr)
+    if scan.limit_expr is not None:
+        shown = scan.limit_expr.written
+        value = fold_number(ctx.program, scan.limit_expr)
     elif value is not None:
         shown = f"{value:g}"
     if value is None:
         return [ctx.finding(
             "unresolved-bound",
-            title=f"Cannot resolve the raw SQL scan bound `LIMIT {shown}`",
-            message=(f"The raw `SELECT` over {table} is limited by `{shown}`, which does not fold to a constant, so "
+            title=f"Cannot resolve the scan bound `{shown}` of {table}",
+            message=(f"The {what} over {table} is limited by `{shown}`, which does not fold to a constant, so "
                      f"the bound of {opts.bound} rows per pass is not proven."),
             location=where,
             anchor=f"{anchor}|limit",
         )]
-    if value == 1:
-        return []
     if value < 0 or value > opts.bound:
         why = "a negative LIMIT is no limit at all" if value < 0 else f"above the configured bound of {opts.bound}"
         return [ctx.finding(
             "bound-too-large",
-            title=f"Raw SQL scan bound `LIMIT {shown}` of {table} is {'negative' if value < 0 else 'too large'}",
-            message=f"The raw `SELECT` over {table} is limited by `LIMIT {shown}` = {value:g}: {why}.",
+            title=f"Scan bound `{shown}` of {table} is {'negative' if value < 0 else 'too large'}",
+            message=f"The {what} over {table} is limited by `{shown}` = {value:g}: {why}.",
             location=where,
             failure_sequence=(
                 "a backlog builds up",

@@ -297,11 +297,11 @@ def role_scans(ctx: "ReviewContext", modules: list["Module"], opts: Options) -> 
                 judged.add(key)
                 result = check_select(ctx, module, query, _with_table(ctx, opts, query.table))
                 findings += [_reached(f, how) for f in result.findings if f.rule in _BOUND_CHECKS]
-            for raw in raw_scans(module):
+            for raw in raw_scans(module, opts):
                 key = (raw.template.path, raw.template.line)
                 if raw.template.path != path or not span[0] <= raw.template.line <= span[1] or key in judged:
                     continue
-                if runs is not None and id(raw.template) not in runs and (raw.runner is None or id(raw.runner) not in runs):
+                if runs is not None and id(raw.at) not in runs and (raw.at.host is None or id(raw.at.host) not in runs):
                     continue
                 judged.add(key)
                 findings += [_reached(f, how) for f in check_raw(ctx, raw, opts)]

@@ -138,7 +138,8 @@ CHECKS: tuple[CheckSpec, ...] = (
             "one row (.get()) are not scans. A query built across statements or helpers (a builder bound to a "
             "`const`, or returned by a helper and finished by its callers) is judged whole, where it is finished. "
             "A raw `SELECT` in a `sql` tagged template (drizzle's or @effect/sql's) reached from recovery code is "
-            "a scan too (read with sqlglot): it needs a `LIMIT` at most the bound, an `=` on an entity key with a "
+            "a scan too (read with sqlglot), and so is drizzle's relational `db.query.<t>.findMany({ where, limit })`: "
+            "each needs a limit at most the bound, an `=` on an entity key with a "
             "value, or to run through a single-row terminal (`db.get(sql..)`); one sqlglot cannot parse is an "
             "`unresolved-bound`."
         ),
