@@ -327,8 +327,11 @@ def loader(
     if callee.type == "identifier":
         name = sx.identifier_name(sx.text(callee))
         return ("require", specifier) if name == "require" or name in requirers else None
-    if callee.type == "member_expression" and sx.normalized(callee) == "import.meta.require":
-        return ("require", specifier)
+    if callee.type == "member_expression" and sx.text(sx.field(callee, "property")) == "require":
+        # the property first: normalising a long fluent callee costs its length
+        target = sx.field(callee, "object")
+        if target is not None and target.type in ("meta_property", "member_expression") and sx.normalized(target) == "import.meta":
+            return ("require", specifier)
     makes_one = makes if makes is not None else (lambda node: module is not None and makes_require(module, node))
     return ("require", specifier) if makes_one(callee) else None
 

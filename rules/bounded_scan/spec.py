@@ -157,8 +157,8 @@ CHECKS: tuple[CheckSpec, ...] = (
     ),
     CheckSpec(
         id=f"{FAMILY_ID}/unresolved-bound",
-        severity=Severity.CONSIDER,
-        title="Scan bound could not be resolved",
+        severity=Severity.MUST_FIX,
+        title="Scan bound could not be verified",
         summary=(
             "A scan's .limit(...) argument is not a constant the reviewer can fold, or a scan with no visible "
             "limit escapes (its builder is handed to a call, stored in a `let`, carried too far, or its `where` "
@@ -166,7 +166,9 @@ CHECKS: tuple[CheckSpec, ...] = (
         ),
         why=(
             "The bound is only proven when the limit folds to a number; a runtime value may exceed it, and a "
-            "builder that leaves the reviewed code may be bounded, or not, where it ends up."
+            "builder that leaves the reviewed code may be bounded, or not, where it ends up. A bound the reviewer "
+            "cannot verify blocks like one it knows is wrong (a patch could otherwise pass by writing the limit "
+            "so it does not fold); the finding names what it could not read."
         ),
         bad="export const scan = (db: Db, size: number) =>\n  db.select().from(SessionExecutionTable).orderBy(asc(SessionExecutionTable.wake_attempts)).limit(size).all()",
         good="const BATCH_SIZE = 100\n...\n  .limit(BATCH_SIZE)",

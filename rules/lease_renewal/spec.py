@@ -299,13 +299,15 @@ CHECKS: tuple[CheckSpec, ...] = (
     ),
     CheckSpec(
         id=f"{FAMILY_ID}/period-unresolved",
-        severity=Severity.CONSIDER,
-        title="Renewal period could not be computed",
+        severity=Severity.MUST_FIX,
+        title="Renewal period could not be verified",
         summary="A changed heartbeat's schedule does not fold to a constant period, so renewal-period could not judge it.",
         why=(
             "Never green by silence: a period the model cannot compute (a schedule built at run time, a "
             "combinator it does not know, a constant it cannot resolve) is not a period that is known to be "
-            "short enough. The note names the schedule so a reviewer can check it against the lease by hand."
+            "short enough, and it blocks like one known to be too long (a patch could otherwise pass by writing "
+            "the period so it does not fold). The finding names the schedule so a reviewer can check it against "
+            "the lease by hand."
         ),
         bad="Effect.repeat(SessionExecutionClaim.renew(db, claim), makeSchedule(config))  // period known only at run time",
         good="Effect.repeat(SessionExecutionClaim.renew(db, claim), Schedule.spaced(Duration.millis(SESSION_EXECUTION_LEASE_MS / 3)))",
