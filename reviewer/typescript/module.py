@@ -99,6 +99,13 @@ class Module:
         return slot.built or slot.building or self.index
 
     @cached_property
+    def dependencies(self) -> frozenset[str]:
+        """The repository files this module loads: what it imports (`require` and `import()` at
+        top level included), re-exports (`export { a } from`, `export * as N from`) and `export *`s."""
+        found = {i.module for i in self.imports.values()} | {e.module for e in self.exports.values()}
+        return frozenset(p for p in found | set(self.star_exports) if p)
+
+    @cached_property
     def normal_forms(self) -> sx.NormalForms:
         """`syntax.normalized` of any node of this module's tree, by slicing."""
         return sx.NormalForms(self.root)

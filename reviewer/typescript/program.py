@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import bisect
 import posixpath
-import re
-from dataclasses import dataclass
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Callable, Iterable, Iterator, Mapping
 
@@ -21,6 +19,7 @@ from reviewer.typescript.parse import Parsers, SharedTrees, dialect, error_regio
 from reviewer.typescript.callbacks import Callback, Invocation
 from reviewer.typescript.members import member_function
 from reviewer.typescript.references import PassedRoles, Unresolved
+from reviewer.typescript.resolution import Resolution
 from reviewer.typescript.resolver import Hops
 from reviewer.typescript.roles import DEFAULT_ROLES, Role, RoleTable
 from reviewer.typescript.values import Folder, Value
@@ -29,26 +28,6 @@ if TYPE_CHECKING:
     from reviewer.typescript.index import ModuleIndex
 
 _JS_TO_TS = {".js": (".ts", ".tsx"), ".jsx": (".tsx", ".ts"), ".mjs": (".mts",), ".cjs": (".cts",)}
-_IDENTIFIER = re.compile(r"^[A-Za-z_$][A-Za-z0-9_$]*$")
-_MAX_RESOLVE = 32  # hops through re-exports before giving up (cycles, absurd chains)
-
-
-@dataclass(frozen=True)
-class _Namespace:
-    """A module seen as a value (`import * as N`, `export * as N from`)."""
-
-    path: str
-
-
-@dataclass(frozen=True)
-class _Binding:
-    """A top-level (possibly dotted) declaration of a module."""
-
-    path: str
-    name: str
-
-
-_Symbol = _Namespace | _Binding
 
 
 class Program:
@@ -80,6 +59,7 @@ class Program:
         self._texts: dict[str, str | None] = {}
         self._modules: dict[str, Module | None] = {}
         self._errors: dict[str, tuple[tuple[int, int], ...]] = {}
+        self._names = Resolution(self.module)
         self._folder = Folder(self.lookup_scoped)
         self._sorted_changed: dict[str, list[int]] = {}
         self._passed = PassedRoles(self)
@@ -167,90 +147,10 @@ class Program:
     # -- names --------------------------------------------------------------------
     def qualified_head(self, module: Module, name: str) -> str:
         """How the first segment of a reference is reported (see Call.callee)."""
-        imp = module.imports.get(name)
-        if imp is None:
-            if module.namespace and name in module.exported and name in module.declarations:
-                return f"{module.namespace}.{name}"
-            return name
-        if imp.module is None:
-            if imp.imported == "*":
-                if not imp.specifier.startswith("."):
-                    # `import * as E from "effect/Effect"` reads as `Effect`
-                    last = imp.specifier.rstrip("/").rsplit("/", 1)[-1]
-                    if _IDENTIFIER.match(last):
-                        return last
-                return name
-            return name if imp.imported == "default" else imp.imported
-        symbol = self._resolve_local(module.path, name, set())
-        if isinstance(symbol, _Namespace):
-            target = self.module(symbol.path)
-            if target is not None and target.namespace:
-                return target.namespace
-        elif isinstance(symbol, _Binding):
-            target = self.module(symbol.path)
-            if target is not None and target.namespace and symbol.name != target.namespace:
-                return f"{target.namespace}.{symbol.name}"
-            return symbol.name
-        if imp.imported in ("*", "default"):
-            return name
-        return imp.imported
-
-    def _resolve_local(self, path: str, name: str, seen: set[tuple[str, str]]) -> _Symbol | None:
-        module = self.module(path)
-        if module is None or len(seen) > _MAX_RESOLVE:
-            return None
-        if name in module.declarations:
-            return _Binding(path, name)
-        imp = module.imports.get(name)
-        if imp is not None:
-            if imp.module is None:
-                return None
-            if imp.imported == "*":
-                return _Namespace(imp.module)
-            return self._resolve_export(imp.module, imp.imported, seen)
-        if name == module.namespace:
-            return _Namespace(path)
-        return None
-
-    def _resolve_export(self, path: str, name: str, seen: set[tuple[str, str]]) -> _Symbol | None:
-        if (path, name) in seen or len(seen) > _MAX_RESOLVE:
-            return None
-        seen.add((path, name))
-        module = self.module(path)
-        if module is None:
-            return None
-        export = module.exports.get(name)
-        if export is not None:
-            if export.kind == "local":
-                return self._resolve_local(path, export.target, seen)
-            if export.kind == "namespace":
-                return _Namespace(export.module) if export.module is not None else None
-            return self._resolve_export(export.module, export.target, seen) if export.module else None
-        if name in module.exported and name in module.declarations:
-            return _Binding(path, name)
-        for star in module.star_exports:
-            found = self._resolve_export(star, name, seen)
-            if found is not None:
-                return found
-        return None
-
-    def _resolve_path(self, path: str, dotted: str) -> _Symbol | None:
-        parts = dotted.split(".")
-        seen: set[tuple[str, str]] = set()
-        symbol = self._resolve_local(path, parts[0], seen)
-        for part in parts[1:]:
-            if isinstance(symbol, _Namespace):
-                symbol = self._resolve_export(symbol.path, part, seen)
-            elif isinstance(symbol, _Binding):
-                module = self.module(symbol.path)
-                member = f"{symbol.name}.{part}"
-                symbol = _Binding(symbol.path, member) if module and member in module.declarations else None
-            else:
-                return None
-        return symbol
+        return self._names.qualified_head(module, name)
 
     def lookup_scoped(self, module: Module, dotted: str, at: ts.Node) -> tuple[Module, ts.Node] | None:
-        """Like _lookup_binding, seen from `at`: a local `const` wins, and a
+        """Like `Resolution.binding`, seen from `at`: a local `const` wins, and a
         parameter of an enclosing function hides module-level names."""
         index = module.index
         scope = index.enclosing_function(at)
@@ -262,15 +162,7 @@ class Program:
                     return (module, local)
             if index.binds(scope, head):
                 return None
-        return self._lookup_binding(module, dotted)
-
-    def _lookup_binding(self, module: Module, dotted: str) -> tuple[Module, ts.Node] | None:
-        symbol = self._resolve_path(module.path, dotted)
-        if not isinstance(symbol, _Binding):
-            return None
-        target = self.module(symbol.path)
-        node = target.declarations.get(symbol.name) if target is not None else None
-        return (target, node) if target is not None and node is not None else None
+        return self._names.binding(module, dotted)
 
     # -- functions ------------------------------------------------------------------
     def function(self, path: str, name: str) -> Function | None:
@@ -290,7 +182,7 @@ class Program:
         return self._definition(from_path, local_name, 0)
 
     def _definition(self, from_path: str, local_name: str, depth: int) -> Function | None:
-        found = self._lookup_binding_path(from_path, local_name)
+        found = self._names.binding_path(from_path, local_name)
         if found is None or depth > 8:
             return None
         module, name, node = found
@@ -299,14 +191,6 @@ class Program:
             return function
         alias = sx.dotted_path(node)  # `export const clear = release`
         return self._definition(module.path, alias, depth + 1) if alias and alias != local_name else None
-
-    def _lookup_binding_path(self, path: str, dotted: str) -> tuple[Module, str, ts.Node] | None:
-        symbol = self._resolve_path(path, dotted)
-        if not isinstance(symbol, _Binding):
-            return None
-        module = self.module(symbol.path)
-        node = module.declarations.get(symbol.name) if module is not None else None
-        return (module, symbol.name, node) if module is not None and node is not None else None
 
     def function_of(self, expr: Expr) -> Function | None:
         """The function an expression denotes: inline, wrapped (`Effect.fn(..)(..)`),
@@ -410,7 +294,7 @@ class Program:
         and for bindings local to a function (see `fold`).
         """
         module = self.module(path)
-        found = self._lookup_binding(module, identifier) if module is not None else None
+        found = self._names.binding(module, identifier) if module is not None else None
         if found is None:
             return None
         target_module, node = found
@@ -432,6 +316,18 @@ class Program:
     def fold(self, expr: Expr) -> Value | None:
         """The constant value of an arbitrary expression, if it folds."""
         return self._folder.value(expr._module, expr._node)
+
+    def fold_sources(self, expr: Expr) -> list[Expr]:
+        """The initializers folding `expr` read, across files (`const BATCH = PAGE`, then `PAGE`'s):
+        a patch that changes any of them changes the value, wherever `expr` is written."""
+        _, trace = self._folder.traced(expr._module, expr._node)
+        out: list[Expr] = []
+        for source, node in trace:
+            module = self.module(source.path)
+            value = module.index.expr(node) if module is not None else None
+            if value is not None and value not in out:
+                out.append(value)
+        return out
 
     def duration_ms(self, expr: Expr) -> float | None:
         """The milliseconds an Effect DurationInput expression stands for, or None when it does not fold.

@@ -12,17 +12,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import lru_cache
-
-import sqlglot
-from sqlglot import exp
-from sqlglot.errors import SqlglotError
+from typing import TYPE_CHECKING
 
 from reviewer.typescript import syntax as sx
 from reviewer.typescript.expressions import Call, Expr, _parts
 
+if TYPE_CHECKING:
+    from sqlglot import exp
+
 _PLACEHOLDER = "__reviewer_sub_"
 _DIALECTS = ("postgres", "sqlite", "mysql")
-_OPERATIONS = {exp.Select: "select", exp.Union: "select", exp.Update: "update", exp.Delete: "delete", exp.Insert: "insert"}
+_OPERATIONS = {"Select": "select", "Union": "select", "Update": "update", "Delete": "delete", "Insert": "insert"}
 
 
 @dataclass(frozen=True)
@@ -94,6 +94,11 @@ def _substituted(substitutions: list[Expr], placeholder: str) -> str | None:
 @lru_cache(maxsize=2048)
 def _read(text: str) -> tuple | str:
     """(operation, table, pins, has_limit, limit, limit substitution index, order), or why it does not parse."""
+    # Imported on first use: most reviews meet no raw SQL and should not pay for loading sqlglot.
+    import sqlglot
+    from sqlglot import exp
+    from sqlglot.errors import SqlglotError
+
     tree = None
     reason = ""
     for dialect in _DIALECTS:
@@ -104,7 +109,7 @@ def _read(text: str) -> tuple | str:
             reason = str(error).splitlines()[0][:200] if str(error) else type(error).__name__
     if tree is None:
         return reason or "not SQL sqlglot can parse"
-    operation = next((name for kind, name in _OPERATIONS.items() if isinstance(tree, kind)), "other")
+    operation = next((name for kind, name in _OPERATIONS.items() if isinstance(tree, getattr(exp, kind))), "other")
     table = _first_table(tree)
     where = tree.args.get("where")
     pins = tuple(sorted(_pins(where.this))) if isinstance(where, exp.Where) else ()
@@ -126,7 +131,9 @@ def _read(text: str) -> tuple | str:
     return operation, table, pins, has_limit, limit, limit_sub, order
 
 
-def _first_table(tree: exp.Expression) -> str | None:
+def _first_table(tree: "exp.Expression") -> str | None:
+    from sqlglot import exp
+
     target = tree.this if isinstance(tree, (exp.Update, exp.Delete, exp.Insert)) else None
     if isinstance(target, exp.Schema):
         target = target.this
@@ -137,9 +144,11 @@ def _first_table(tree: exp.Expression) -> str | None:
     return table.name if table is not None else None
 
 
-def _pins(condition: exp.Expression) -> set[str]:
+def _pins(condition: "exp.Expression") -> set[str]:
     """Columns a top-level conjunction equates with a value: `a = $1 AND b = 'x'` pins a and b;
     `a = a`, `a = b` and anything under OR/NOT pin nothing."""
+    from sqlglot import exp
+
     if isinstance(condition, exp.Paren):
         return _pins(condition.this)
     if isinstance(condition, exp.And):
@@ -151,8 +160,10 @@ def _pins(condition: exp.Expression) -> set[str]:
     return set()
 
 
-def _is_value(node: exp.Expression) -> bool:
+def _is_value(node: "exp.Expression") -> bool:
     """A parameter (a substitution, `$1`, `?`, `:p`) or a literal: one value, not another column."""
+    from sqlglot import exp
+
     if isinstance(node, exp.Column):
         return node.name.startswith(_PLACEHOLDER)
     return isinstance(node, (exp.Literal, exp.Placeholder, exp.Parameter))

@@ -78,6 +78,7 @@ class Folder:
     def __init__(self, lookup: Lookup) -> None:
         self._lookup = lookup
         self._paces: dict[tuple[str, int, int, str, int], sched.Pace | None] = {}
+        self._trace: list[tuple[Source, ts.Node]] | None = None  # see `traced`
 
     # -- plain values ---------------------------------------------------------
     def value(self, module: Source, node: ts.Node | None, depth: int = 0) -> Value | None:
@@ -113,7 +114,18 @@ class Folder:
         target_module, target = found
         if target == node:
             return None
+        if self._trace is not None:
+            self._trace.append((target_module, target))
         return fold(target_module, target, depth + 1)
+
+    def traced(self, module: Source, node: ts.Node) -> tuple[Value | None, list[tuple[Source, ts.Node]]]:
+        """`value`, and every binding the fold read on the way (`const B = A`, `A`'s initializer, ..),
+        in the order read: what a change to any of them changes."""
+        self._trace = []
+        try:
+            return self.value(module, node), self._trace
+        finally:
+            self._trace = None
 
     def _string(self, module: Source, node: ts.Node, depth: int) -> str | None:
         if node.type == "string":

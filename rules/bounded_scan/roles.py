@@ -101,25 +101,37 @@ def importers(ctx: "ReviewContext", modules: list["Module"], opts: Options) -> l
     return list(known[1])
 
 
+# Import hops followed from a changed file to the scan-path files that depend on it
+# (`recovery.ts` imports a barrel that re-exports `limits.ts`, whose `PAGE` reads `constants.ts`).
+_IMPORT_HOPS = 4
+
+
 def _importers(ctx: "ReviewContext", modules: list["Module"], opts: Options) -> list["Module"]:
     changed = {m.path for m in modules}
-    stems = {posixpath.splitext(posixpath.basename(p))[0] for p in changed}
     found: set[str] = set()
     for pattern in opts.scan_paths:
         for path in ctx.patched.paths(globs.literal_prefix(pattern)):
             if path not in changed and is_source(path) and globs.matches(path, (pattern,)):
                 found.add(path)
-    out: list["Module"] = []
-    for path in sorted(found):
-        text = ctx.patched.text(path) or ""
-        # Cheap first: a file that never spells a changed file's name cannot import it (one pass
-        # over its words, not one search per changed file).
-        if stems.isdisjoint(_path_words(text)):
-            continue
-        module = ctx.program.module(path)
-        if module is not None and any(imp.module in changed for imp in module.imports.values()):
-            out.append(module)
-    return out
+    words = {path: _path_words(ctx.patched.text(path) or "") for path in sorted(found)}
+    reached: dict[str, "Module"] = {}
+    frontier = set(changed)
+    for _ in range(_IMPORT_HOPS):
+        stems = {posixpath.splitext(posixpath.basename(p))[0] for p in frontier}
+        following: set[str] = set()
+        for path in sorted(found):
+            # Cheap first: a file that never spells a file's name cannot import it (one pass
+            # over its words, not one search per changed file).
+            if path in reached or stems.isdisjoint(words[path]):
+                continue
+            module = ctx.program.module(path)
+            if module is not None and not module.dependencies.isdisjoint(frontier):
+                reached[path] = module
+                following.add(path)
+        if not following:
+            break
+        frontier = following
+    return [reached[path] for path in sorted(reached)]
 
 
 _PATH_PART = re.compile(r"[^\s\"'`/\\;,(){}\[\]]+")

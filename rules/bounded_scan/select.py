@@ -67,7 +67,8 @@ def bound_sources(program: "Program", module: "Module | None", expr: "Expr") -> 
     changes the constant is judged as changing the scan."""
     name = expr.member_path
     if module is None or not name:
-        return []
+        return [Location(s.path, s.line, s.end_line, f"`{s.written}`: a value the bound is computed from")
+                for s in program.fold_sources(expr)] if module is not None else []
     head, _, rest = name.partition(".")
     imp = module.imports.get(head)
     target, declared = module, head
@@ -75,9 +76,14 @@ def bound_sources(program: "Program", module: "Module | None", expr: "Expr") -> 
         target = program.module(imp.module)
         declared = rest if imp.imported == "*" and rest else imp.imported
     lines = target.declaration_lines(declared) if target is not None else None
-    if lines is None:
-        return []
-    return [Location(target.path, lines[0], lines[1], f"`{declared}`: the bound's declaration")]
+    out = [Location(target.path, lines[0], lines[1], f"`{declared}`: the bound's declaration")] if lines else []
+    # Every value the fold read on the way (`const PAGE = RAW`, then `RAW`'s, through barrels):
+    # raising any of them raises the bound, however far from the scan it is written.
+    for source in program.fold_sources(expr):
+        here = Location(source.path, source.line, source.end_line, f"`{source.written}`: a value the bound is computed from")
+        if not any(o.path == here.path and o.line <= here.line and here.end_line <= o.end_line for o in out):
+            out.append(here)
+    return out
 
 
 # ---------------------------------------------------------------- order
