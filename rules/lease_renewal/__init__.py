@@ -48,7 +48,12 @@ def _relevant(scan: Scan, module: Module) -> bool:
     for hook in opts.interrupt_hooks:
         if scan.program.callbacks(hook, module.path):
             return True
-    return opts.lease_constant in module.imports or opts.lease_constant in module.declarations
+    if opts.lease_constant in module.imports or opts.lease_constant in module.declarations:
+        return True
+    # A changed call of a helper that releases or renews (`closeOut(db, claim)`, the helper
+    # unchanged) changes what the claim does as surely as a release written here.
+    claim_calls = list(opts.release + opts.renew)
+    return any(call.changed and scan.program.reaches(call.expr, claim_calls, max_depth=3) for call in module.calls())
 
 
 def _idiom_tokens(opts: Options) -> list[str]:

@@ -56,6 +56,9 @@ def _hook_finding(scan: Scan, cb: Callback, path: tuple[Call, ...]) -> Finding:
     if not (release.path == cb.path and cb.line <= release.line <= cb.end_line):
         via = " → ".join(f"`{c.callee_written}`" for c in path)
         related.append(fx.call_loc(release, f"the release the hook reaches ({via})"))
+    # Every step of the way: a patch that changes only a middle hop (a helper that now calls a
+    # releasing one) is what makes the hook release, so the finding is the patch's.
+    related.extend(fx.call_loc(step, f"on the way to the release: `{step.callee_written}`") for step in path[:-1])
     invokers = _invokers(scan, cb.prop, [cb])
     related.extend(invokers)
     related.extend(coordinator_locations(scan))
@@ -113,6 +116,8 @@ def _check_interrupt_events(scan: Scan) -> None:
                     related = [fx.call_loc(call, f"publishes `{shown}` with this commit")]
                     if first is not release:
                         related.append(fx.call_loc(release, "the release the commit reaches"))
+                    related.extend(fx.call_loc(step, f"on the way to the release: `{step.callee_written}`")
+                                   for step in path[1:-1])
                     related.extend(coordinator_locations(scan))
                     scan.findings.append(
                         scan.ctx.finding(
