@@ -355,7 +355,9 @@ def stages_of(call: Call, hops: int = 3) -> list[Stage]:
     value's final binding is found from the last wrapper).
     """
     out = _piped(call)
-    current = call
+    # A data-first wrapper takes the whole chain: `Effect.ignore(renew(..).pipe(Effect.withSpan(..)))`.
+    chain = call.chain
+    current = chain[-1] if chain else call
     for _ in range(5):
         host = first_arg_host(current)
         if host is None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Sequence
 
-from reviewer.typescript import REFAIL, Call, Expr, Program, Treatment, collect_mode, retry_ends, treatment
+from reviewer.typescript import REFAIL, Call, Expr, Program, Treatment, collect_mode, exits, treatment
 
 from reviewer.rules import _effect as fx
 
@@ -43,7 +43,7 @@ def swallowed(program: Program, call: Call, fail: Sequence[str], also_value: Seq
         if why is None:
             continue
         later = stages[position + 1 :]
-        if any(fx.refers_to_any(s.expr, refail) for s in later) or _refailed_later(call, refail):
+        if any(_fails_again(s, refail) for s in later) or _refailed_later(call, refail):
             return None
         return Swallow(stage.expr, stage.call or call, why)
     return None
@@ -83,24 +83,47 @@ def _alternatives(call: Call) -> Swallow | None:
 
 
 def _retries_forever(program: Program, stage: fx.Stage) -> bool:
-    """The retry's schedule and options are all known and none of them ends it."""
+    """The retry's schedule and options are known, and nothing in them ever ends it: the schedule's
+    pace never stops (`Schedule.forever`, `spaced(..)`, a union with `recurs(3)`: a union recurs while
+    either does), and no option stops it (`times` finite, `until`, a `while` that is not constantly true).
+    A schedule or option the reviewer cannot read is not judged here."""
     call = stage.call
     assert call is not None
     args = call.args[1:] if stage.wraps else call.args
-    if not args:
+    if len(args) != 1:
         return False
-    names: list[str] = []
-    keys: list[str] = []
-    for arg in args:
-        value = program.bound_value(arg) if arg.identifier is not None else arg
-        if value is None or (value.call is None and not value.props and value.member_path is None):
-            return False  # a schedule we cannot read: not judged here
-        keys.extend(key for key, _ in value.props)
-        if value.member_path:
-            names.append(value.member_path)
-        names.extend(inner.callee for inner in value.calls)
-        names.extend(path for _, prop in value.props if (path := prop.member_path))
-    return not retry_ends(names, keys)
+    arg = args[0]
+    value = program.bound_value(arg) if arg.identifier is not None else arg
+    if value is None:
+        return False
+    if not value.props:
+        pace = program.pace(value)
+        return pace is not None and not pace.stops
+    keys = {key for key, _ in value.props}
+    if keys - {"times", "while", "until", "schedule"}:
+        return False  # an option we do not read
+    times = value.prop("times")
+    if times is not None:
+        count = program.fold(times)
+        if not (isinstance(count, (int, float)) and not isinstance(count, bool) and count == float("inf")):
+            return False
+    if value.prop("until") is not None:
+        return False
+    condition = value.prop("while")
+    if condition is not None and not _always_true(condition):
+        return False
+    schedule = value.prop("schedule")
+    if schedule is not None:
+        pace = program.pace(schedule)
+        return pace is not None and not pace.stops
+    return times is not None or condition is not None
+
+
+def _always_true(condition: Expr) -> bool:
+    """`() => true`: a predicate that never stops a retry."""
+    function = condition.function
+    ends = exits(function) if function is not None else ()
+    return bool(ends) and all(end.value is not None and end.value.normalized == "true" for end in ends)
 
 
 def _refailed_later(call: Call, refail: Sequence[str]) -> bool:
@@ -109,7 +132,21 @@ def _refailed_later(call: Call, refail: Sequence[str]) -> bool:
     kind, name = call.binding
     if kind != "bound" or not name or call.enclosing is None:
         return False
-    for other in call.enclosing.all_calls:
+    # Only in the same function: a nested one may bind the name to something else
+    # (`Effect.catchAll((result) => Effect.fail(result))` fails another `result`).
+    for other in call.enclosing.calls:
         if other.line >= call.line and fx.matches(other.callee, refail) and any(fx.mentions(arg, name) for arg in other.args):
             return True
+    return False
+
+
+def _fails_again(stage: fx.Stage, refail: Sequence[str]) -> bool:
+    """A later stage turns the value back into the failure: it calls or passes a failing
+    constructor (`Effect.flatten`, `Effect.flatMap(Either.match({ onLeft: Effect.fail, .. }))`)."""
+    if fx.refers_to_any(stage.expr, refail):
+        return True
+    for inner in stage.expr.calls:
+        for arg in inner.args:
+            if any(fx.matches(fx.ref_name(value), refail) for _, value in arg.props):
+                return True
     return False

@@ -54,8 +54,8 @@ class TableDecl:
 
 
 # Test code drives an API directly and declares tables of its own: never a source of vocabulary.
-TEST_GLOBS = ("**/test/**", "**/tests/**", "**/__tests__/**", "**/fixtures/**", "**/*.test.ts", "**/*.test.tsx",
-              "**/*.spec.ts", "**/*.spec.tsx")
+TEST_GLOBS = ("**/test/**", "**/tests/**", "**/__tests__/**", "**/fixtures/**", "**/*.test.*",
+              "**/*.spec.*")
 
 
 def code_paths(corpus: "Corpus", paths: Iterable[str]) -> list[str]:

@@ -114,11 +114,11 @@ def test_minified_line_in_typescript_fails_but_elsewhere_is_a_note(tmp_path: Pat
     limits = next(c for c in report.checks if c.id == "integrity/limits")
     assert limits.status.value == "fail" and "src/min.ts: a line of" in limits.detail
     assert report.verdict.value == "DO-NOT-MERGE"
-    repo, base, patch, _ = make_change(tmp_path / "js", BASE, {"dist/bundle.js": long_line})
+    repo, base, patch, _ = make_change(tmp_path / "js", BASE, {"dist/bundle.min.js": long_line})
     report = review.run(review.Request(repo=str(repo.path), base=base, patch=str(patch))).report
     assert next(c for c in report.checks if c.id == "integrity/limits").status.value == "pass"
     note = next(f for f in report.findings if f.rule == "integrity/limits")
-    assert note.severity is Severity.CONSIDER and note.location.path == "dist/bundle.js"
+    assert note.severity is Severity.CONSIDER and note.location.path == "dist/bundle.min.js"
 
 
 def test_deeply_nested_typescript_does_not_crash_the_review(tmp_path: Path) -> None:

@@ -964,11 +964,12 @@ def test_require_create_require_and_import_bind_names_like_an_import() -> None:
     assert loads == [(3, ("require", "./claim.js")), (4, ("require", "./claim.js")), (5, ("import", "./claim.js"))]
 
 
-def test_javascript_is_source_unless_built_or_vendored() -> None:
+def test_javascript_is_source_unless_installed_or_minified() -> None:
     from reviewer.change.changeset import is_source
 
-    for path in ("src/a.ts", "src/b.tsx", "src/c.js", "src/d.mjs", "src/e.cjs", "src/f.jsx"):
+    # A folder's name decides nothing: a helper in `dist/` or `vendor/` runs like any other.
+    for path in ("src/a.ts", "src/b.tsx", "src/c.js", "src/d.mjs", "src/e.cjs", "src/f.jsx", "dist/c.js",
+                 "packages/x/build/c.mjs", "vendor/lib.js", "out/helper.js"):
         assert is_source(path), path
-    for path in ("src/types.d.ts", "dist/c.js", "packages/x/build/c.mjs", "node_modules/p/index.js",
-                 "vendor/lib.js", "src/app.min.js", "src/app.bundle.js", "README.md"):
+    for path in ("src/types.d.ts", "node_modules/p/index.js", "src/app.min.js", "README.md"):
         assert not is_source(path), path

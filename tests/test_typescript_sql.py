@@ -14,8 +14,14 @@ const f = yield* sql`UPDATE jobs SET owner = ${me} WHERE job_id = ${id}`
 const g = yield* sql`this is not sql at all ((`
 const h = yield* sql`SELECT * FROM ${sql("jobs")} WHERE (owner = ${me} OR owner IS NULL)`
 const i = yield* sql`SELECT * FROM jobs WHERE job_id = ? AND kind = 'x' LIMIT -1`
-const j = yield* notSql`SELECT * FROM jobs`
+const j = yield* db`SELECT * FROM jobs WHERE a = ${a}`
 const k = sql("jobs")
+const l = html`select a plan`
+const m = sql.unsafe(`SELECT * FROM jobs -- no limit \
+LIMIT 10`)
+const n = yield* sql`SELECT * FROM jobs WHERE id = ${sql("id")} LIMIT .5e`
+const o = db.execute("(SELECT * FROM jobs WHERE id = $1::uuid) EXCEPT SELECT * FROM gone")
+const p = yield* sql`SELECT * FROM jobs FETCH FIRST ROW ONLY`
 """
 
 
@@ -26,7 +32,9 @@ def _statements():
 
 def test_statements_are_read_for_what_a_scan_check_asks() -> None:
     found = _statements()
-    assert sorted(found) == [1, 2, 3, 4, 5, 6, 7, 8, 9]  # `notSql` and `sql("jobs")` are no templates of it
+    # Any tag whose text is a statement over a table (an @effect/sql client bound to `db`), and runners
+    # of SQL text; `sql("jobs")` is an identifier, `html` text that starts like SQL is not SQL.
+    assert sorted(found) == [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 13, 14, 15, 16]
     summary = {
         line: (s.operation, s.table, s.pins, s.has_limit, s.limit, s.limit_expr.written if s.limit_expr else None)
         for line, s in found.items()
@@ -41,6 +49,11 @@ def test_statements_are_read_for_what_a_scan_check_asks() -> None:
         7: ("unreadable", None, (), False, None, None),
         8: ("select", "jobs", (), False, None, None),  # a pin under OR is no pin
         9: ("select", "jobs", ("job_id", "kind"), True, -1.0, None),
+        10: ("select", "jobs", ("a",), False, None, None),
+        13: ("select", "jobs", (), False, None, None),  # a line continuation puts the LIMIT in the comment
+        14: ("unreadable", None, (), False, None, None),  # `id = "id"`, and a LIMIT Python cannot read
+        15: ("select", "jobs", ("id",), False, None, None),  # a cast parameter is a value
+        16: ("select", "jobs", (), True, 1.0, None),
     }
     assert [(o.column, o.descending) for o in found[1].order] == [("lease_expires_at", True)]
     assert found[7].reason  # says why

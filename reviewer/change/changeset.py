@@ -42,17 +42,18 @@ TYPESCRIPT_ONLY_SUFFIXES = (".ts", ".tsx", ".mts", ".cts")
 JAVASCRIPT_SUFFIXES = (".js", ".jsx", ".mjs", ".cjs")
 SOURCE_SUFFIXES = TYPESCRIPT_ONLY_SUFFIXES + JAVASCRIPT_SUFFIXES
 _DECLARATION_FILES = (".d.ts", ".d.mts", ".d.cts")
-# JavaScript that is build output or vendored by the usual conventions: not code
-# anyone reviews (the model still reads it when reviewed code imports it).
-_GENERATED_JS = re.compile(r"(?:^|/)(?:dist|build|out|node_modules|vendor|bower_components)/|[.-]min\.[cm]?js$|\.bundle\.[cm]?js$")
+# Installed packages and minified bundles are not code anyone reviews (the model still reads a file
+# reviewed code imports). Folder names such as `dist/`, `build/` or `vendor/` are not a reason: a patch
+# may put a helper anywhere, and what a file is, not where it is, decides.
+_NOT_REVIEWED_JS = re.compile(r"(?:^|/)node_modules/|[.-]min\.[cm]?js$")
 
 
 def is_source(path: str) -> bool:
     """A source file under review: TypeScript (not a declaration file, `.d.ts`), or JavaScript
-    that is not build output or vendored by convention (`dist/`, `node_modules/`, `*.min.js`)."""
+    that is not an installed package (`node_modules/`) or a minified bundle (`*.min.js`)."""
     if path.endswith(TYPESCRIPT_ONLY_SUFFIXES):
         return not path.endswith(_DECLARATION_FILES)
-    return path.endswith(JAVASCRIPT_SUFFIXES) and _GENERATED_JS.search(path) is None
+    return path.endswith(JAVASCRIPT_SUFFIXES) and _NOT_REVIEWED_JS.search(path) is None
 
 
 # Git's own rule (`buffer_is_binary`): a NUL in the first 8000 bytes.

@@ -207,7 +207,7 @@ class TreeView:
             return
         found: dict[str, set[str]] = {p: set() for p in compiled}
         seen: set[str] = set()
-        word_rx = {w: re.compile(word_pattern(w)) for w in new_words}
+        word_rx = _WordPatterns(new_words)
         if self.shared is None:
             for path, line in self._grep_lines(sorted(literals)):
                 _match_line(path, line, compiled, word_rx, found, seen)
@@ -267,11 +267,26 @@ class TreeView:
             self._cache[path] = blobs.get(oid) if oid else None
 
 
+class _WordPatterns:
+    """Each word's whole-word pattern, compiled the first time a line holds the word: a list of
+    200,000 configured names costs a pattern per name that occurs, not one per name."""
+
+    def __init__(self, words: list[str]) -> None:
+        self.words = words
+        self._compiled: dict[str, re.Pattern[str]] = {}
+
+    def search(self, word: str, code: str) -> bool:
+        rx = self._compiled.get(word)
+        if rx is None:
+            rx = self._compiled[word] = re.compile(word_pattern(word))
+        return rx.search(code) is not None
+
+
 def _match_line(
     path: str,
     line: str,
     compiled: Mapping[str, tuple[re.Pattern[str], tuple[str, ...]]],
-    word_rx: Mapping[str, re.Pattern[str]],
+    word_rx: _WordPatterns,
     found: dict[str, set[str]],
     seen: set[str],
 ) -> None:
@@ -280,10 +295,10 @@ def _match_line(
         if path not in found[pattern] and any(lit in line for lit in lits) and rx.search(line):
             found[pattern].add(path)
     code: str | None = None
-    for word, rx in word_rx.items():
+    for word in word_rx.words:
         if word not in seen and word in line:
             code = code_of(line) if code is None else code
-            if rx.search(code):
+            if word_rx.search(word, code):
                 seen.add(word)
 
 

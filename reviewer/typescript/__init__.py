@@ -3,7 +3,7 @@
 Rules import only from here; tree-sitter nodes never leave the package.
 """
 
-from reviewer.typescript.channel import REFAIL, Treatment, collect_mode, retry_ends, succeeds, treatment
+from reviewer.typescript.channel import REFAIL, Treatment, collect_mode, succeeds, treatment
 from reviewer.typescript.conditions import Atom, evaluate
 from reviewer.typescript.endings import Exit, block_exit, exits, jumps_past, statement_of
 from reviewer.typescript.expressions import Call, Expr, Function
@@ -92,7 +92,6 @@ __all__ = [
     "REFAIL",
     "Treatment",
     "collect_mode",
-    "retry_ends",
     "succeeds",
     "treatment",
     "SqlStatement",

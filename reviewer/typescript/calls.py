@@ -332,6 +332,8 @@ def loader(
         target = sx.field(callee, "object")
         if target is not None and target.type in ("meta_property", "member_expression") and sx.normalized(target) == "import.meta":
             return ("require", specifier)
+        if target is not None and target.type == "identifier" and sx.text(target) == "module":
+            return ("require", specifier)  # CommonJS `module.require("x")`
     makes_one = makes if makes is not None else (lambda node: module is not None and makes_require(module, node))
     return ("require", specifier) if makes_one(callee) else None
 

@@ -85,11 +85,6 @@ NEVER_SUCCEEDS = frozenset(
 # A value a `VALUE` combinator produced turns back into the failure through these.
 REFAIL = ("Effect.flatten", "Effect.fromResult", "Effect.fromEither", "Effect.fromExit")
 
-# Schedule constructors and retry options that end a retry (v3 and v4).
-_RETRY_ENDS = frozenset(
-    ("recurs", "upTo", "during", "take", "recurUntil", "recurWhile", "recurUpTo", "whileInput",
-     "whileOutput", "untilInput", "untilOutput", "elapsed", "times", "until", "while")
-)
 
 
 def treatment(name: str | None) -> Treatment | None:
@@ -100,18 +95,6 @@ def treatment(name: str | None) -> Treatment | None:
 def succeeds(name: str | None) -> bool:
     """`name` (an `Effect.*` constant or constructor, import-resolved) produces a success value."""
     return bool(name) and name.startswith("Effect.") and name not in NEVER_SUCCEEDS and name not in COMBINATORS
-
-
-def retry_ends(written_names: Iterable[str], option_keys: Iterable[str]) -> bool:
-    """A retry's arguments end it: a bounded schedule (`Schedule.recurs(3)`, `.pipe(Schedule.upTo(..))`) or
-    an option that stops it (`{ times: 3 }`, `{ until: .. }`, `{ while: .. }`).
-
-    `written_names` are the names read in the arguments (`Schedule.recurs`, `recurs`);
-    `option_keys` the keys of an options object.
-    """
-    if any(key in _RETRY_ENDS for key in option_keys):
-        return True
-    return any(name.rsplit(".", 1)[-1] in _RETRY_ENDS for name in written_names)
 
 
 def collect_mode(mode: str | None) -> Treatment | None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field as dc_field
 from functools import cached_property
-from typing import Callable, Hashable, Iterable, Protocol
+from typing import Callable, Hashable, Iterable, Mapping, Protocol
 
 import tree_sitter as ts
 
@@ -20,7 +20,7 @@ from reviewer.typescript.branches import exclusive
 from reviewer.typescript.parse import node_lines
 from reviewer.typescript.roles import Role, RoleTable
 from reviewer.typescript.source import Definitions, Source
-from reviewer.typescript.written import written
+from reviewer.typescript.written import small_cached, written
 
 
 class Facts(Definitions, Protocol):
@@ -50,6 +50,7 @@ class Tables(Protocol):
     def any_call(self, node: ts.Node, key: Hashable, test: "Callable[[Call], bool]") -> bool: ...
     def chain_of(self, call: "Call") -> tuple[tuple["Call", ...], int]: ...
     def chain_from(self, call: "Call") -> tuple["Call", ...]: ...
+    def binds(self, function: "Function | None", name: str) -> bool: ...
 
 
 class Owner(Source, Protocol):
@@ -64,21 +65,8 @@ class Owner(Source, Protocol):
     @property
     def requirers(self) -> frozenset[str]: ...
 
-
-# Strings (normal forms, source text) up to this many characters are kept on
-# the value once computed; longer ones are sliced again when asked, so that
-# asking for every link of a long chain does not keep a copy of it per link.
-_KEEP_CHARS = 256
-
-
-def _small_cached(owner: object, slot: str, compute: "Callable[[], str]") -> str:
-    cache = owner.__dict__
-    value = cache.get(slot)
-    if value is None:
-        value = compute()
-        if len(value) <= _KEEP_CHARS:
-            cache[slot] = value
-    return value
+    @property
+    def declarations(self) -> Mapping[str, ts.Node]: ...
 
 
 class Expr:
@@ -115,12 +103,12 @@ class Expr:
     @property
     def text(self) -> str:
         """The source as written."""
-        return _small_cached(self, "_text", lambda: sx.text(self._node))
+        return small_cached(self, "_text", lambda: sx.text(self._node))
 
     @property
     def normalized(self) -> str:
         """The source with comments dropped and whitespace collapsed (reformatting does not change it)."""
-        return _small_cached(self, "_normalized", lambda: sx.normalized(self._node, self._module.normal_forms))
+        return small_cached(self, "_normalized", lambda: sx.normalized(self._node, self._module.normal_forms))
 
     @cached_property
     def written(self) -> str:
@@ -264,7 +252,7 @@ class Function:
         """The body's source, comments dropped and whitespace collapsed (the whole function when bodiless)."""
         body = sx.field(self._node, "body")
         node = body if body is not None else self._node
-        return _small_cached(self, "_body_normalized", lambda: sx.normalized(node, self._module.normal_forms))
+        return small_cached(self, "_body_normalized", lambda: sx.normalized(node, self._module.normal_forms))
 
     @property
     def expr(self) -> Expr:
@@ -352,12 +340,12 @@ class Call:
     @property
     def text(self) -> str:
         """The call's source as written."""
-        return _small_cached(self, "_text", lambda: sx.text(self._node))
+        return small_cached(self, "_text", lambda: sx.text(self._node))
 
     @property
     def normalized(self) -> str:
         """The call's source, comments dropped and whitespace collapsed."""
-        return _small_cached(self, "_normalized", lambda: sx.normalized(self._node, self._module.normal_forms))
+        return small_cached(self, "_normalized", lambda: sx.normalized(self._node, self._module.normal_forms))
 
     @cached_property
     def written(self) -> str:
@@ -442,7 +430,12 @@ class Call:
     def loads(self) -> tuple[str, str | None] | None:
         """("import" | "require", the specifier or None when computed) when this call loads a module
         (`import("x")`, `require("x")`, `import.meta.require("x")`, `createRequire(..)("x")`)."""
-        return cx.loader(self._module, self._node, self._module.requirers)
+        found = cx.loader(self._module, self._node, self._module.requirers)
+        if found is not None and self.callee == "require" and (
+            "require" in self._module.declarations or self._module.index.binds(self.enclosing, "require")
+        ):
+            return None  # a function of the program's own named `require`
+        return found
 
     @property
     def host(self) -> "Call | None":

@@ -296,9 +296,17 @@ class _Header:
         inner = sx.strip(value)
         while inner is not None and inner.type == "await_expression":
             inner = sx.strip(sx.named(inner)[0]) if sx.named(inner) else None
+        if name.type == "identifier" and inner is not None and inner.type == "identifier" \
+                and sx.identifier_name(sx.text(inner)) in ({"require"} | self.requirers):
+            self.requirers.add(sx.identifier_name(sx.text(name)))  # `const load = require`
+            return False
+        member = None  # `require("./claim").SessionExecutionClaim`: one export of the loaded module
+        if inner is not None and inner.type == "member_expression":
+            member = sx.property_key(sx.field(inner, "property"))
+            inner = sx.strip(sx.field(inner, "object"))
         if inner is None or inner.type != "call_expression":
             return False
-        if name.type == "identifier" and self._makes_require(inner):
+        if name.type == "identifier" and member is None and self._makes_require(inner):
             self.requirers.add(sx.identifier_name(sx.text(name)))
             return False  # still a declaration of its own
         loaded = calls.loader(None, inner, self.requirers, self._makes_require)
@@ -308,8 +316,10 @@ class _Header:
         target = self.resolve(self.path, specifier)
         if name.type == "identifier":
             local = sx.identifier_name(sx.text(name))
-            self.imports.setdefault(local, Import(local, specifier, target, "*"))
+            self.imports.setdefault(local, Import(local, specifier, target, member or "*"))
             return True
+        if member is not None:
+            return False
         if name.type != "object_pattern":
             return False
         for member in sx.named(name):

@@ -22,6 +22,7 @@ from reviewer.typescript.references import PassedRoles, Unresolved
 from reviewer.typescript.resolution import Resolution
 from reviewer.typescript.resolver import Hops
 from reviewer.typescript.roles import DEFAULT_ROLES, Role, RoleTable
+from reviewer.typescript.schedules import Pace
 from reviewer.typescript.values import Folder, Value
 
 if TYPE_CHECKING:
@@ -328,6 +329,11 @@ class Program:
             if value is not None and value not in out:
                 out.append(value)
         return out
+
+    def pace(self, expr: Expr) -> "Pace | None":
+        """How the schedule `expr` denotes recurs (its longest delay, whether it may stop), or None
+        when it cannot be read (values.py)."""
+        return self._folder.pace(expr._module, expr._node)
 
     def duration_ms(self, expr: Expr) -> float | None:
         """The milliseconds an Effect DurationInput expression stands for, or None when it does not fold.

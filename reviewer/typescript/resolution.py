@@ -61,7 +61,14 @@ class Resolution:
                     if _IDENTIFIER.match(last):
                         return last
                 return name
-            return name if imp.imported == "default" else imp.imported
+            if imp.imported == "default":
+                return name
+            # `import { ignore } from "effect/Effect"` is `Effect.ignore`: a module of a package
+            # named for what it exports (Effect's `effect/Effect`, `effect/Schedule`)
+            last = imp.specifier.rstrip("/").rsplit("/", 1)[-1] if "/" in imp.specifier else ""
+            if _IDENTIFIER.match(last) and last[:1].isupper() and imp.imported != last:
+                return f"{last}.{imp.imported}"
+            return imp.imported
         symbol = self._resolve_local(module.path, name, set())
         if isinstance(symbol, _Namespace):
             target = self._module(symbol.path)

@@ -10,9 +10,12 @@ cannot parse is `unreadable` with its reason, never an empty query.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING
+
+import tree_sitter as ts
 
 from reviewer.typescript import syntax as sx
 from reviewer.typescript.expressions import Call, Expr, _parts
@@ -22,7 +25,10 @@ if TYPE_CHECKING:
 
 _PLACEHOLDER = "__reviewer_sub_"
 _DIALECTS = ("postgres", "sqlite", "mysql")
-_OPERATIONS = {"Select": "select", "Union": "select", "Update": "update", "Delete": "delete", "Insert": "insert"}
+_OPERATIONS = {
+    "Select": "select", "Union": "select", "Except": "select", "Intersect": "select",
+    "Update": "update", "Delete": "delete", "Insert": "insert",
+}  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -47,6 +53,17 @@ class Statement:
     reason: str = ""  # why it is unreadable
 
 
+# Words a statement starts with: a tagged template or string argument starting with one is SQL,
+# whatever its tag is named (an @effect/sql client bound to `db`, drizzle's `sql.raw`).
+_SQL_START = re.compile(r"^\s*(?:--[^\n]*\n\s*|/\*.*?\*/\s*)*\(*\s*(select|with|update|delete|insert)\b", re.I | re.S)
+# Calls that run SQL given as their first argument (`sql.unsafe(..)`, `sql.raw(..)`, `db.execute(..)`).
+_RUNNERS = frozenset({"unsafe", "raw", "execute", "query", "all", "run", "get", "exec", "prepare", "values"})
+# Substitutions that splice SQL text, not a value: `${sql("id")}`, `${sql.identifier("id")}`, `${sql.raw("..")}`.
+_FRAGMENTS = frozenset({"sql", "identifier", "unsafe", "raw", "literal", "id"})
+# Escapes of a template literal as the string the database receives ("cooked").
+_COOKED = {"n": "\n", "t": "\t", "r": "\r", "b": "\b", "f": "\f", "v": "\v", "0": "\0"}
+
+
 def is_sql_template(call: Call) -> bool:
     """A tagged template whose tag is named `sql` (however qualified: `sql`, `Db.sql`)."""
     module, node = _parts(call)
@@ -54,29 +71,88 @@ def is_sql_template(call: Call) -> bool:
     return template is not None and template.type == "template_string" and call.callee.rsplit(".", 1)[-1] == "sql"
 
 
-def statement(call: Call) -> Statement | None:
-    """The statement a `sql` tagged template writes, or None when `call` is no such template."""
-    if not is_sql_template(call):
-        return None
+def _source(call: Call) -> ts.Node | None:
+    """The template or string holding the SQL `call` runs: a `sql` tagged template, any tagged template
+    whose text starts a statement, or the first argument of a runner (`sql.unsafe("SELECT ..")`)."""
     module, node = _parts(call)
     template = sx.field(node, "arguments")
+    if template is not None and template.type == "template_string":
+        return template if is_sql_template(call) or _SQL_START.match(_literal_text(template)) else None
+    if call.callee.rsplit(".", 1)[-1] not in _RUNNERS or not call.args:
+        return None
+    first = sx.strip(_parts(call.args[0])[1])
+    if first is not None and first.type in ("string", "template_string") and _SQL_START.match(_literal_text(first)):
+        return first
+    return None
+
+
+def _literal_text(node: ts.Node) -> str:
+    return "".join(sx.text(c) for c in node.children if c.type in ("string_fragment", "escape_sequence"))
+
+
+def _cooked(escape: str) -> str:
+    """What an escape sequence is in the string itself: a line continuation is nothing at all."""
+    body = escape[1:]
+    if body.startswith(("\n", "\r")) or body in ("\n", "\r\n", "\r"):
+        return ""
+    if body[:1] in _COOKED:
+        return _COOKED[body[:1]]
+    if body[:1] in ("u", "x"):
+        return _unicode(escape)
+    return body
+
+
+def _unicode(escape: str) -> str:
+    digits = escape[3:-1] if escape.startswith("\\u{") else escape[2:]
+    try:
+        return chr(int(digits, 16))
+    except ValueError:
+        return escape
+
+
+def statement(call: Call) -> Statement | None:
+    """The statement a call writes in SQL (see `_source`), or None when it writes none."""
+    source = _source(call)
+    if source is None:
+        return None
+    module, _ = _parts(call)
     parts: list[str] = []
     substitutions: list[Expr] = []
-    for child in template.children:
-        if child.type in ("string_fragment", "escape_sequence"):
+    for child in source.children:
+        if child.type == "string_fragment":
             parts.append(sx.text(child))
+        elif child.type == "escape_sequence":
+            parts.append(_cooked(sx.text(child)))
         elif child.type == "template_substitution":
             inner = sx.named(child)
-            substitutions.append(Expr(module, inner[0] if inner else child))
-            parts.append(f"{_PLACEHOLDER}{len(substitutions) - 1}")
-    read = _read("".join(parts))
+            value = Expr(module, inner[0] if inner else child)
+            substitutions.append(value)
+            spliced = _spliced(value)
+            parts.append(spliced if spliced is not None else f"{_PLACEHOLDER}{len(substitutions) - 1}")
+    try:
+        read = _read("".join(parts))
+    except (ValueError, OverflowError) as error:  # a literal sqlglot parses but Python cannot read
+        read = f"cannot read a value: {error}"
+    named = is_sql_template(call)
     if isinstance(read, str):
-        return Statement("unreadable", None, (), False, None, None, (), tuple(substitutions), read)
+        # Text under another tag that only starts like SQL (`html\`select a plan\``) is not SQL.
+        return Statement("unreadable", None, (), False, None, None, (), tuple(substitutions), read) if named else None
     operation, table, pins, has_limit, limit, limit_sub, order = read
+    if not named and table is None:
+        return None
     if table is not None and table.startswith(_PLACEHOLDER):
         table = _substituted(substitutions, table)
     limit_expr = substitutions[limit_sub] if limit_sub is not None and limit_sub < len(substitutions) else None
     return Statement(operation, table, pins, has_limit, limit, limit_expr, order, tuple(substitutions))
+
+
+def _spliced(value: Expr) -> str | None:
+    """The SQL text a fragment substitution splices (`${sql("id")}` is the identifier `id`), else None."""
+    call = value.call
+    if call is None or call.callee.rsplit(".", 1)[-1] not in _FRAGMENTS or len(call.args) != 1:
+        return None
+    text = call.args[0].string_value
+    return f'"{text}"' if text is not None and re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", text) else None
 
 
 def _substituted(substitutions: list[Expr], placeholder: str) -> str | None:
@@ -109,16 +185,19 @@ def _read(text: str) -> tuple | str:
             reason = str(error).splitlines()[0][:200] if str(error) else type(error).__name__
     if tree is None:
         return reason or "not SQL sqlglot can parse"
+    while isinstance(tree, (exp.Subquery, exp.Paren)) and isinstance(tree.this, exp.Expression):
+        tree = tree.this  # `(SELECT ..)`
     operation = next((name for kind, name in _OPERATIONS.items() if isinstance(tree, getattr(exp, kind))), "other")
-    table = _first_table(tree)
-    where = tree.args.get("where")
-    pins = tuple(sorted(_pins(where.this))) if isinstance(where, exp.Where) else ()
+    table = _first_table(_leftmost(tree))
+    pins = tuple(sorted(_statement_pins(tree)))
     limit_node = tree.args.get("limit")
     has_limit, limit, limit_sub = False, None, None
     if isinstance(limit_node, (exp.Limit, exp.Fetch)):
         has_limit = True
         value = limit_node.args.get("expression") or limit_node.args.get("count")
-        if isinstance(value, exp.Literal) and not value.is_string:
+        if value is None and isinstance(limit_node, exp.Fetch):
+            limit = 1.0  # `FETCH FIRST ROW ONLY`
+        elif isinstance(value, exp.Literal) and not value.is_string:
             limit = float(value.this)
         elif isinstance(value, exp.Neg) and isinstance(value.this, exp.Literal):
             limit = -float(value.this.this)
@@ -129,6 +208,32 @@ def _read(text: str) -> tuple | str:
         for o in (tree.args.get("order").expressions if isinstance(tree.args.get("order"), exp.Order) else ())
     )
     return operation, table, pins, has_limit, limit, limit_sub, order
+
+
+def _leftmost(tree: "exp.Expression") -> "exp.Expression":
+    """The first SELECT of a set operation (`a UNION b` reads `a`'s table first)."""
+    from sqlglot import exp
+
+    while isinstance(tree, (exp.Union, exp.Except, exp.Intersect)) and isinstance(tree.this, exp.Expression):
+        tree = tree.this
+    return tree
+
+
+def _statement_pins(tree: "exp.Expression") -> set[str]:
+    """The columns every row of the result is pinned on: a UNION's rows come from both sides (pinned
+    on what both pin), an EXCEPT's from its left side, an INTERSECT's from both (either's pins)."""
+    from sqlglot import exp
+
+    if isinstance(tree, exp.Union):
+        return _statement_pins(tree.this) & _statement_pins(tree.expression)
+    if isinstance(tree, exp.Except):
+        return _statement_pins(tree.this)
+    if isinstance(tree, exp.Intersect):
+        return _statement_pins(tree.this) | _statement_pins(tree.expression)
+    while isinstance(tree, (exp.Subquery, exp.Paren)) and isinstance(tree.this, exp.Expression):
+        tree = tree.this
+    where = tree.args.get("where")
+    return _pins(where.this) if isinstance(where, exp.Where) else set()
 
 
 def _first_table(tree: "exp.Expression") -> str | None:
@@ -161,8 +266,11 @@ def _pins(condition: "exp.Expression") -> set[str]:
 
 
 def _is_value(node: "exp.Expression") -> bool:
-    """A parameter (a substitution, `$1`, `?`, `:p`) or a literal: one value, not another column."""
+    """A parameter (a substitution, `$1`, `?`, `:p`) or a literal, cast or not: one value, not a column."""
     from sqlglot import exp
+
+    while isinstance(node, (exp.Cast, exp.TryCast, exp.Paren)):
+        node = node.this
 
     if isinstance(node, exp.Column):
         return node.name.startswith(_PLACEHOLDER)

@@ -66,6 +66,15 @@ _MATH = {
     "Math.abs": abs,
 }
 _MAX_DEPTH = 24
+# The language's own numeric constants.
+_GLOBALS: dict[str, Value] = {
+    "Infinity": math.inf,
+    "Number.POSITIVE_INFINITY": math.inf,
+    "Number.NEGATIVE_INFINITY": -math.inf,
+    "Number.MAX_SAFE_INTEGER": float(2**53 - 1),
+    "Number.MIN_SAFE_INTEGER": -float(2**53 - 1),
+    "Number.MAX_VALUE": 1.7976931348623157e308,
+}
 
 
 class Folder:
@@ -95,7 +104,8 @@ class Folder:
         if kind == "false":
             return False
         if kind in ("identifier", "member_expression", "subscript_expression"):
-            return self._reference(module, node, depth, self.value)
+            known = _GLOBALS.get(sx.dotted_path(node) or "")
+            return known if known is not None else self._reference(module, node, depth, self.value)
         if kind == "unary_expression":
             return self._unary(module, node, depth)
         if kind == "binary_expression":

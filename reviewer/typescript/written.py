@@ -19,6 +19,7 @@ one about a short one does.
 from __future__ import annotations
 
 import re
+from typing import Callable
 
 import tree_sitter as ts
 
@@ -167,3 +168,20 @@ def _gap(space: str, before: str, after: str) -> str:
     ):
         return ""
     return " "
+
+
+# Strings (normal forms, source text) up to this many characters are kept on
+# the value once computed; longer ones are sliced again when asked, so that
+# asking for every link of a long chain does not keep a copy of it per link.
+_KEEP_CHARS = 256
+
+
+def small_cached(owner: object, slot: str, compute: Callable[[], str]) -> str:
+    """`compute()`, kept on `owner` under `slot` when short (see _KEEP_CHARS)."""
+    cache = owner.__dict__
+    value = cache.get(slot)
+    if value is None:
+        value = compute()
+        if len(value) <= _KEEP_CHARS:
+            cache[slot] = value
+    return value

@@ -16,11 +16,11 @@ from reviewer.engine.api import Options
 from reviewer.report.model import Finding, Location
 from reviewer.rules.bounded_scan.chains import callee_name
 from reviewer.rules.bounded_scan.select import fold_number
-from reviewer.typescript import Call, Expr, sql_statement
+from reviewer.typescript import Call, Expr, exits, sql_statement
 
 if TYPE_CHECKING:
     from reviewer.engine.context import ReviewContext
-    from reviewer.typescript import Module
+    from reviewer.typescript import Module, Program
 
 
 @dataclass(frozen=True)
@@ -46,14 +46,15 @@ class RawScan:
         return Location(self.at.path, self.at.line, self.at.end_line)
 
 
-def raw_scans(module: "Module", opts: Options) -> list[RawScan]:
+def raw_scans(program: "Program", module: "Module", opts: Options) -> list[RawScan]:
     """Every raw `SELECT` (or unreadable statement) and relational read written in `module`, in source order."""
     out: list[RawScan] = []
     for call in module.calls():
         found = sql_statement(call)
         if found is not None and found.operation in ("select", "unreadable"):
             host = call.host
-            runner = host if host is not None and host.args[:1] == (call.expr,) else None
+            # `db.get(sql\`..\`)` runs a template; `db.get("SELECT ..")` runs its own argument
+            runner = host if host is not None and host.args[:1] == (call.expr,) else (call if call.args else None)
             out.append(RawScan(
                 call, "sql", found.table,
                 single_row=runner is not None and callee_name(runner) in opts.single_row_terminals or found.limit == 1,
@@ -61,7 +62,7 @@ def raw_scans(module: "Module", opts: Options) -> list[RawScan]:
                 has_limit=found.has_limit, limit=found.limit, limit_expr=found.limit_expr, unreadable=found.reason,
             ))
             continue
-        relational = _relational(call, opts)
+        relational = _relational(program, call, opts)
         if relational is not None:
             out.append(relational)
     return out
@@ -71,11 +72,13 @@ def raw_scans(module: "Module", opts: Options) -> list[RawScan]:
 _RELATIONAL = {"findMany": False, "findFirst": True}
 
 
-def _relational(call: Call, opts: Options) -> RawScan | None:
+def _relational(program: "Program", call: Call, opts: Options) -> RawScan | None:
     parts = call.callee.split(".")
     if len(parts) < 3 or parts[-1] not in _RELATIONAL or parts[-3] != "query":
         return None
     config = call.args[0] if call.args else None
+    if config is not None and config.identifier is not None:
+        config = program.bound_value(config) or config  # `findMany(page)`, `const page = { limit: 50 }`
     where = config.prop("where") if config is not None else None
     limit = config.prop("limit") if config is not None else None
     return RawScan(
@@ -86,18 +89,36 @@ def _relational(call: Call, opts: Options) -> RawScan | None:
 
 
 def _relational_pin(where: Expr, opts: Options) -> bool:
-    """`where: { id: x }`, or `eq(t.id, x)` (inline or in a `(t, { eq }) => ..` callback) on an entity key
-    against something other than a column of the same table."""
-    if any(key in opts.entity_keys for key, _ in where.props):
-        return True
-    for call in where.calls:
-        if callee_name(call) != "eq" or len(call.args) != 2:
-            continue
-        for column, value in ((call.args[0], call.args[1]), (call.args[1], call.args[0])):
-            path = column.member_path or ""
-            root, _, name = path.rpartition(".")
-            if root and name in opts.entity_keys and (value.member_path or "").rpartition(".")[0] != root:
-                return True
+    """`where: { id: x }` (a value, not an operator object), or `eq(t.id, x)` on an entity key against
+    something other than a column of the same table, inline or in a `(t, { eq }) => ..` callback,
+    alone or inside a top-level `and(..)`: under `or`, `not` or anything else it pins nothing."""
+    for key, value in where.props:
+        if key in opts.entity_keys and not value.props and value.normalized not in ("undefined", "null") and value.kind != "object":
+            return True
+    function = where.function
+    body = _returned(function) if function is not None else where
+    return body is not None and _pins(body, opts, 0)
+
+
+def _returned(function) -> Expr | None:
+    ends = exits(function)
+    return ends[0].value if len(ends) == 1 else None
+
+
+def _pins(condition: Expr, opts: Options, depth: int) -> bool:
+    call = condition.call
+    if call is None or depth > 8:
+        return False
+    name = callee_name(call)
+    if name == "and":
+        return any(_pins(arg, opts, depth + 1) for arg in call.args)
+    if name != "eq" or len(call.args) != 2:
+        return False
+    for column, value in ((call.args[0], call.args[1]), (call.args[1], call.args[0])):
+        path = column.member_path or ""
+        root, _, field = path.rpartition(".")
+        if root and field in opts.entity_keys and (value.member_path or "").rpartition(".")[0] != root:
+            return True
     return False
 
 

@@ -309,7 +309,7 @@ def role_scans(ctx: "ReviewContext", modules: list["Module"], opts: Options) -> 
                 judged.add(key)
                 result = check_select(ctx, module, query, _with_table(ctx, opts, query.table))
                 findings += [_reached(f, how) for f in result.findings if f.rule in _BOUND_CHECKS]
-            for raw in raw_scans(module, opts):
+            for raw in raw_scans(program, module, opts):
                 key = (raw.template.path, raw.template.line)
                 if raw.template.path != path or not span[0] <= raw.template.line <= span[1] or key in judged:
                     continue

@@ -121,7 +121,7 @@ def run(ctx: "ReviewContext") -> Outcome:
         unreadable = _parse_errors(ctx, cf, module, findings)
         if unreadable:
             return Outcome(unreadable, unreadable=unreadable)
-        for site in sites(module):
+        for site in sites(module, ctx.program.fold):
             found = judge(ctx, graph, ws, layer, site, tally)
             if found is not None:
                 findings.append(found)

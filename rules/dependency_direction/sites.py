@@ -18,7 +18,7 @@ dynamic sites.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Callable
 
 from reviewer.typescript import Expr
 
@@ -126,17 +126,22 @@ def _static(module: "Module", node: Any) -> Site | None:
                 expr.changed)
 
 
-def sites(module: "Module") -> list[Site]:
-    """Every import site of the file, in document order."""
+def sites(module: "Module", fold: "Callable[[Expr], object] | None" = None) -> list[Site]:
+    """Every import site of the file, in document order. A computed specifier that folds to a
+    constant (`require("@a/" + "b")`, `import(CORS)` with `const CORS = ".."`) is that constant."""
     found = [site for node in module.root.children if (site := _static(module, node)) is not None]
     for call in module.calls():
         loads = call.loads
         if loads is None or not call.args:
             continue
+        specifier = loads[1]
+        if specifier is None and fold is not None:
+            folded = fold(call.args[0])
+            specifier = folded if isinstance(folded, str) else None
         found.append(Site(
             module.path,
             "dynamic-import" if loads[0] == "import" else "require",
-            loads[1],
+            specifier,
             RUNTIME,
             call.line,
             call.end_line,

@@ -11,7 +11,7 @@ from typing import Callable
 
 from reviewer.report.model import Finding, Location
 from reviewer.engine.api import Options
-from reviewer.typescript import Atom, Call, Exit, Expr, Program, exits, mentions_string, returned_functions
+from reviewer.typescript import Atom, Call, Exit, Expr, Program, exits, mentions_string, returned_functions, succeeds
 
 from reviewer.rules import _effect as fx
 from reviewer.rules._escape import swallowed
@@ -208,7 +208,7 @@ def _exit_succeeds(end: Exit, opts: Options) -> bool:
         return True
     if fx.refers_to_any(end.value, opts.fail):
         return False
-    return fx.refers_to_any(end.value, opts.success)
+    return fx.refers_to_any(end.value, opts.success) or succeeds(fx.ref_name(end.value))
 
 
 def _lost_finding(

@@ -7,6 +7,8 @@ rollback of a claim this code just acquired.
 
 from __future__ import annotations
 
+import dataclasses
+
 from reviewer.engine import globs
 from reviewer.report.model import Finding, Location
 from reviewer.engine.api import Options
@@ -44,7 +46,49 @@ def check_release_sites(scan: Scan) -> None:
         if _rolls_back(scan, call):
             continue
         scan.findings.append(_outside_finding(scan, call))
-    scan.facts.append(f"{checked} changed release(s), each in a run finalizer, the coordinator's cleanup or an allowed site")
+    helpers = _helper_releases(scan, allowed, {fx.key(c) for c in candidates})
+    through = f" and {helpers} changed call(s) of a helper that releases" if helpers else ""
+    scan.facts.append(
+        f"{checked} changed release(s){through}, each in a run finalizer, the coordinator's cleanup or an allowed site"
+    )
+
+
+def _helper_releases(scan: Scan, allowed: set[tuple[str, int, str]], direct: set[tuple[str, int, str]]) -> int:
+    """A changed call of a helper that releases (`yield* cleanupClaim(db, claim)`, the helper unchanged or
+    in a file no rule reviews) releases as surely as the release itself: judged where it is called. A
+    release this check judges itself (changed, in a reviewed file) is judged there, once."""
+    program, opts = scan.program, scan.opts
+    judged = 0
+    for call in fx.in_key_order([c for c in fx.iter_calls(program, scan.changed) if c.changed or scan.widened]):
+        if scan.is_release(call) or scan.is_renew(call) or _owns_api(program, call, opts):
+            continue
+        paths = program.reaches(call.expr, list(opts.release), max_depth=3)
+        path = next((p for p in sorted(paths, key=lambda p: [fx.key(c) for c in p]) if p[0] is call), None)
+        if path is None or len(path) < 2:
+            continue
+        judged += 1
+        release = path[-1]
+        if fx.key(release) in direct:
+            continue
+        if fx.key(call) in scan.reported_releases or fx.key(call) in allowed or fx.key(release) in scan.reported_releases:
+            continue
+        if globs.matches(call.path, opts.allowed_release_paths) or Role.FINALIZER in call.confined_roles:
+            continue
+        if globs.matches(release.path, opts.allowed_release_paths) and globs.matches(call.path, opts.allowed_release_paths):
+            continue
+        if _rolls_back(scan, call):
+            continue
+        scan.reported_releases.add(fx.key(call))
+        finding = _outside_finding(scan, call)
+        via = " → ".join(f"`{c.callee_written}`" for c in path)
+        related = (*finding.related, fx.call_loc(release, f"the release it reaches ({via})"))
+        scan.findings.append(dataclasses.replace(
+            finding,
+            title=f"`{call.callee}` releases the claim outside the run's final cleanup",
+            message=f"`{call.callee}` reaches `{release.callee}` ({release.path}:{release.line}). " + finding.message,
+            related=fx.unique_sorted(list(related)),
+        ))
+    return judged
 
 
 def _rolls_back(scan: Scan, release: Call) -> bool:
@@ -70,9 +114,15 @@ def _rolls_back(scan: Scan, release: Call) -> bool:
 
 
 def _owns_api(program: Program, call: Call, opts: Options) -> bool:
-    """Calls inside the module that defines the release API itself (one release built on another)."""
+    """Calls inside the module that defines the release API itself (one release built on another):
+    the file exports itself under the API's namespace *and* the release it calls is declared in it.
+    Naming a file after the API (`export * as SessionExecutionClaim from "./finish"`) owns nothing."""
     module = program.module(call.path)
-    return module is not None and module.namespace is not None and module.namespace == fx.owner(call.callee)
+    if module is None or module.namespace is None or module.namespace != fx.owner(call.callee):
+        return False
+    callee = call.callee_expr
+    target = program.function_of(callee) if callee is not None else None
+    return target is not None and target.path == call.path
 
 
 def _allowed_releases(scan: Scan) -> set[tuple[str, int, str]]:

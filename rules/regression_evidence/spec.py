@@ -13,7 +13,7 @@ FAMILY_ID = "regression-evidence"
 OPTIONS: tuple[Option, ...] = (
     Option(
         "test_globs",
-        ["**/*.test.ts", "**/*.test.tsx", "**/*.spec.ts", "**/test/**", "**/tests/**", "**/__tests__/**"],
+        ["**/*.test.*", "**/*.spec.*", "**/test/**", "**/tests/**", "**/__tests__/**"],
         Kind.GLOBS,
         "Test files: a changed file under these globs is a test the patch changed; other changed files are production code.",
     ),

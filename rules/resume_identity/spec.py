@@ -112,7 +112,7 @@ OPTIONS: tuple[Option, ...] = (
     ),
     Option(
         "ignore_paths",
-        ["**/test/**", "**/*.test.ts", "**/*.spec.ts", "**/__tests__/**", "**/e2e/**"],
+        ["**/test/**", "**/*.test.*", "**/*.spec.*", "**/__tests__/**", "**/e2e/**"],
         Kind.GLOBS,
         "Files never checked (tests build fixtures by recency on purpose).",
     ),

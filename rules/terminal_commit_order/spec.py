@@ -84,7 +84,7 @@ OPTIONS: tuple[Option, ...] = (
     ),
     Option(
         'ignore_paths',
-        ["**/test/**", "**/*.test.ts", "**/*.spec.ts", "**/__tests__/**"],
+        ["**/test/**", "**/*.test.*", "**/*.spec.*", "**/__tests__/**"],
         Kind.GLOBS,
         'Files never checked (tests drive the terminal API directly).',
     ),
