@@ -47,7 +47,17 @@ class RawScan:
 
 
 def raw_scans(program: "Program", module: "Module", opts: Options) -> list[RawScan]:
-    """Every raw `SELECT` (or unreadable statement) and relational read written in `module`, in source order."""
+    """Every raw `SELECT` (or unreadable statement) and relational read written in `module`, in source
+    order (read once per module and options: every function a recovery origin reaches asks)."""
+    memo = program.memo("bounded-scan.raw")
+    key = (module.path, id(opts))
+    known = memo.get(key)
+    if known is None or known[0] is not opts:
+        known = memo[key] = (opts, _raw_scans(program, module, opts))
+    return known[1]
+
+
+def _raw_scans(program: "Program", module: "Module", opts: Options) -> list[RawScan]:
     out: list[RawScan] = []
     for call in module.calls():
         found = sql_statement(call)

@@ -51,9 +51,21 @@ def _relevant(scan: Scan, module: Module) -> bool:
     if opts.lease_constant in module.imports or opts.lease_constant in module.declarations:
         return True
     # A changed call of a helper that releases or renews (`closeOut(db, claim)`, the helper
-    # unchanged) changes what the claim does as surely as a release written here.
+    # unchanged) changes what the claim does as surely as a release written here; asked only
+    # when the tree names the claim API at all (one grep, shared), since a walk per call costs.
+    if not _api_named(scan):
+        return False
     claim_calls = list(opts.release + opts.renew)
     return any(call.changed and scan.program.reaches(call.expr, claim_calls, max_depth=3) for call in module.calls())
+
+
+def _api_named(scan: Scan) -> bool:
+    """Some file of the patched tree writes the claim API's name (its namespace, or a bare name)."""
+    if scan.api_named is None:
+        names = scan.opts.release + scan.opts.renew
+        words = sorted({fx.owner(n).rsplit(".", 1)[-1] or fx.last(n) for n in names} - {""})
+        scan.api_named = bool(scan.ctx.patched.words_present(words)) if words else False
+    return scan.api_named
 
 
 def _idiom_tokens(opts: Options) -> list[str]:

@@ -48,6 +48,7 @@ class Scan:
     finalizers_by_path: dict[str, dict[str, list[tuple[int, Call]]]] = field(default_factory=dict)
     # path -> the coordinator interrupt calls of the file (every lost finding asks)
     coordinators_by_path: dict[str, list[Call]] = field(default_factory=dict)
+    api_named: bool | None = None  # does the tree write the claim API's name at all (asked once)
 
     # Callee spellings repeat across thousands of calls: each is matched once per run.
     release_names: fx.Matcher = field(init=False)
