@@ -51,12 +51,36 @@ def swallowed(program: Program, call: Call, fail: Sequence[str], also_value: Seq
 
 def _why(program: Program, stage: fx.Stage, name: str, also_value: Sequence[str]) -> str | None:
     kind = treatment(name)
+    if kind is None:
+        wrapped = _wraps_value(program, stage.expr)
+        if wrapped is not None:
+            return f"`{name}` applies `{wrapped}`, which turns every failure into a value, a lost claim included,"
     if kind is Treatment.VALUE or (kind is None and fx.matches(name, also_value)):
         return f"`{name}` turns every failure into a value, a lost claim included,"
     if kind is Treatment.RACE and stage.call is not None:
         return f"`{name}` returns the first success, so a lost claim is masked while another alternative succeeds,"
     if kind is Treatment.RETRY and stage.call is not None and _retries_forever(program, stage):
         return f"`{name}` with a schedule that never ends retries a lost claim forever, so its failure never escapes,"
+    return None
+
+
+def _wraps_value(program: Program, stage: Expr) -> str | None:
+    """The `VALUE` combinator a helper applies to the effect it is given
+    (`const quietly = (self) => Effect.ignore(self)`, `(self) => self.pipe(Effect.either)`), if any."""
+    function = program.function_of(stage)
+    if function is None or len(function.params) != 1:
+        return None
+    param = function.params[0]
+    for end in exits(function):
+        call = end.value.call if end.value is not None else None
+        if call is None:
+            continue
+        if treatment(fx.strip_call_marks(call.callee)) is Treatment.VALUE and call.args and call.args[0].identifier == param:
+            return fx.strip_call_marks(call.callee)
+        if call.method == "pipe" and call.receiver is not None and call.receiver.identifier == param:
+            value = next((fx.ref_name(s) for s in call.pipe_stages if treatment(fx.ref_name(s)) is Treatment.VALUE), None)
+            if value is not None:
+                return value
     return None
 
 

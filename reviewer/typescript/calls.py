@@ -192,6 +192,9 @@ def _rooted(module: Names, root: ts.Node | None, props: list[str], depth: int = 
         return None
     if len(props) >= 1 and props[-1] in _INVOKERS and _declared_function(module, root, props[:-1]):
         props = props[:-1]
+    if root.type == "identifier" and sx.text(root) == "globalThis" and props and props[0][:1].isupper():
+        # `globalThis.Reflect.apply` is `Reflect.apply`: a global reached through the global object
+        return _capped(".".join(props))
     if root.type == "identifier":
         name = sx.text(root)
         head = module.scoped_declaration(root, name)
