@@ -32,7 +32,7 @@ def swallowed(program: Program, call: Call, fail: Sequence[str], also_value: Seq
     turns a value back into the failure); `also_value` adds configured names that turn
     every failure into success (a family's `ignore` option).
     """
-    alternatives = _alternatives(call)
+    alternatives = _alternatives(program, call)
     if alternatives is not None:
         return alternatives
     stages = fx.stages_of(call)
@@ -84,17 +84,21 @@ def _wraps_value(program: Program, stage: Expr) -> str | None:
     return None
 
 
-def _alternatives(call: Call) -> Swallow | None:
+def _alternatives(program: Program, call: Call) -> Swallow | None:
     """`call` is an element of `Effect.firstSuccessOf([..])`/`Effect.raceAll([..])`, a side of
-    `Effect.race(a, b)`, or an element of `Effect.all([..], { mode: "either" })`."""
-    host = call.element_host
+    `Effect.race(a, b)`, or an element of `Effect.all([..], { mode: "either" })`; the collection
+    and the options may be `const`s of the same function (`const alts = [renew, Effect.void]`)."""
+    host = call.element_host or _host_of_collection(call)
     if host is not None:
         name = fx.strip_call_marks(host.callee)
         kind = treatment(name)
         if kind is Treatment.RACE:
             return Swallow(host.expr, host, f"`{name}` returns the first success, so a lost claim is masked while another alternative succeeds,")
         if kind is Treatment.COLLECT and len(host.args) > 1:
-            mode = host.args[-1].prop("mode")
+            options = host.args[-1]
+            if options.identifier is not None:
+                options = program.bound_value(options) or options
+            mode = options.prop("mode")
             if collect_mode(mode.string_value if mode is not None else None) is Treatment.VALUE:
                 return Swallow(host.expr, host, f"`{name}(.., {{ mode: \"either\" }})` turns each failure into a value, a lost claim included,")
         return None
@@ -103,6 +107,18 @@ def _alternatives(call: Call) -> Swallow | None:
         # `Effect.race(other, call)`; the first argument is a wrapping stage `stages_of` reads
         name = fx.strip_call_marks(host.callee)
         return Swallow(host.expr, host, f"`{name}` returns the first success, so a lost claim is masked while another alternative succeeds,")
+    return None
+
+
+def _host_of_collection(call: Call) -> Call | None:
+    """The race/collect call handed the `const` collection `call` is an element of, in the same function."""
+    name = call.collection_name
+    if name is None or call.enclosing is None:
+        return None
+    for other in call.enclosing.calls:
+        if treatment(fx.strip_call_marks(other.callee)) in (Treatment.RACE, Treatment.COLLECT) \
+                and any(arg.identifier == name for arg in other.args):
+            return other
     return None
 
 

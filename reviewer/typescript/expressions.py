@@ -450,6 +450,11 @@ class Call:
         index = self._module.index
         return index.call_at(placement.element_host(self._node, index.parent))
 
+    @property
+    def collection_name(self) -> str | None:
+        """The `const` a collection holding this call's value is bound to (`const alts = [this, ..]`)."""
+        return placement.collection_name(self._node, self._module.index.parent)
+
     @cached_property
     def binding(self) -> tuple[str, str | None]:
         """What becomes of this call's value, after the rest of its chain and pipes (placement.binding)."""

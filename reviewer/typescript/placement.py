@@ -52,16 +52,33 @@ def host(node: ts.Node, parent_of: Parent) -> ts.Node | None:
     return _call_of_arguments(parent, parent_of)
 
 
-def element_host(node: ts.Node, parent_of: Parent) -> ts.Node | None:
-    """The call node taking a collection holding `node`'s value as an argument
-    (`H([.., this, ..])`, `H({ k: this })`): `Effect.all`, `Effect.firstSuccessOf`."""
+def _collection(node: ts.Node, parent_of: Parent) -> tuple[ts.Node, ts.Node | None] | None:
+    """(the array or object literal holding `node`'s value, wrappers included; its parent), else None."""
     _, parent = _unwrapped(node, parent_of)
     if parent is not None and parent.type == "pair":
         parent = parent_of(parent)
     if parent is None or parent.type not in ("array", "object"):
         return None
-    _, parent = _unwrapped(parent, parent_of)
-    return _call_of_arguments(parent, parent_of)
+    return _unwrapped(parent, parent_of)
+
+
+def element_host(node: ts.Node, parent_of: Parent) -> ts.Node | None:
+    """The call node taking a collection holding `node`'s value as an argument
+    (`H([.., this, ..])`, `H({ k: this })`): `Effect.all`, `Effect.firstSuccessOf`."""
+    found = _collection(node, parent_of)
+    return _call_of_arguments(found[1], parent_of) if found is not None else None
+
+
+def collection_name(node: ts.Node, parent_of: Parent) -> str | None:
+    """The `const` a collection holding `node`'s value is bound to (`const alts = [this, ..]`), else None."""
+    found = _collection(node, parent_of)
+    if found is None:
+        return None
+    holder, declarator = found
+    if declarator is None or declarator.type != "variable_declarator" or sx.field(declarator, "value") != holder:
+        return None
+    name = sx.field(declarator, "name")
+    return sx.text(name) if name is not None and name.type == "identifier" else None
 
 
 def binding(node: ts.Node, parent_of: Parent, callee_at: CalleeAt) -> tuple[str, str | None]:
