@@ -310,44 +310,25 @@ def invoked_arguments(module: Names, call: ts.Node) -> list[ts.Node]:
     return found[1] or []
 
 
-def loader(
-    module: Names | None,
-    call: ts.Node,
-    requirers: Container[str] = (),
-    makes: "Callable[[ts.Node], bool] | None" = None,
-) -> tuple[str, str | None] | None:
-    """("import" | "require", the specifier or None when computed) when `call` loads a module:
-    `import("x")`, `require("x")`, `import.meta.require("x")`, `createRequire(import.meta.url)("x")`,
-    or a name in `requirers` (bound to `createRequire(..)`) called; None for any other call.
-    `makes` tells a call of `createRequire` (default: `makes_require` in `module`)."""
+def callee_branches(call: ts.Node) -> list[ts.Node]:
+    """The branches of a conditional callee (`(c ? f : g)(..)`, `(f || g)(..)`, `(f ?? g)(..)`), nested
+    ones flattened; [] when the callee is not conditional."""
     callee = sx.strip(sx.field(call, "function"))
-    if callee is None:
-        return None
-    args = arguments(call)
-    specifier = sx.string_value(args[0]) if args else None
-    if callee.type == "import":
-        return ("import", specifier)
-    if callee.type == "identifier":
-        name = sx.identifier_name(sx.text(callee))
-        return ("require", specifier) if name == "require" or name in requirers else None
-    if callee.type == "member_expression" and sx.text(sx.field(callee, "property")) == "require":
-        # the property first: normalising a long fluent callee costs its length
-        target = sx.field(callee, "object")
-        if target is not None and target.type in ("meta_property", "member_expression") and sx.normalized(target) == "import.meta":
-            return ("require", specifier)
-        if target is not None and target.type == "identifier" and sx.text(target) == "module":
-            return ("require", specifier)  # CommonJS `module.require("x")`
-    makes_one = makes if makes is not None else (lambda node: module is not None and makes_require(module, node))
-    return ("require", specifier) if makes_one(callee) else None
-
-
-def makes_require(module: Names, node: ts.Node | None) -> bool:
-    """`node` is a call of node's `createRequire` (however imported): its value is a `require`."""
-    node = sx.strip(node)
-    if node is None or node.type != "call_expression":
-        return False
-    name = qualified_name(module, sx.field(node, "function"))
-    return name is not None and last_segment(name) == "createRequire"
+    if callee is None or callee.type not in ("ternary_expression", "binary_expression"):
+        return []
+    out: list[ts.Node] = []
+    stack = [callee]
+    while stack and len(out) < 16:
+        node = sx.strip(stack.pop())
+        if node is None:
+            continue
+        if node.type == "ternary_expression":
+            stack += [n for n in (sx.field(node, "alternative"), sx.field(node, "consequence")) if n is not None]
+        elif node.type == "binary_expression" and sx.text(sx.field(node, "operator")) in ("||", "&&", "??"):
+            stack += [n for n in (sx.field(node, "right"), sx.field(node, "left")) if n is not None]
+        else:
+            out.append(node)
+    return out if len(out) > 1 or callee.type == "ternary_expression" else []
 
 
 def member_callee(call: ts.Node) -> ts.Node | None:

@@ -14,7 +14,7 @@ from typing import Callable, Hashable, Iterable, Mapping, Protocol
 import tree_sitter as ts
 
 from reviewer.typescript import calls as cx
-from reviewer.typescript import placement
+from reviewer.typescript import loaders, placement
 from reviewer.typescript import syntax as sx
 from reviewer.typescript.branches import exclusive
 from reviewer.typescript.parse import node_lines
@@ -379,6 +379,11 @@ class Call:
         node = sx.field(self._node, "function")
         return Expr(self._module, node) if node is not None else None
 
+    @cached_property
+    def alternatives(self) -> tuple[str, ...]:
+        """Each branch's name of a conditional callee (`(c ? X.clear : X.release)(..)`); else ()."""
+        return tuple(name for n in cx.callee_branches(self._node) if (name := cx.qualified_name(self._module, n)))
+
     @property
     def receiver(self) -> Expr | None:
         """The object of a method call (`recv` in `recv.m(..)`), None for a plain function call."""
@@ -428,9 +433,8 @@ class Call:
 
     @property
     def loads(self) -> tuple[str, str | None] | None:
-        """("import" | "require", the specifier or None when computed) when this call loads a module
-        (`import("x")`, `require("x")`, `import.meta.require("x")`, `createRequire(..)("x")`)."""
-        found = cx.loader(self._module, self._node, self._module.requirers)
+        """("import" | "require", the specifier or None) when this call loads a module (loaders.loader)."""
+        found = loaders.loader(self._module, self._node, self._module.requirers)
         if found is not None and self.callee == "require" and (
             "require" in self._module.declarations or self._module.index.binds(self.enclosing, "require")
         ):
@@ -440,13 +444,11 @@ class Call:
     @property
     def host(self) -> "Call | None":
         """The call this call's value is an argument of (`H(this, ..)`, `H(yield* this)`)."""
-        index = self._module.index
-        return index.call_at(placement.host(self._node, index.parent))
+        return self._module.index.call_at(placement.host(self._node, self._module.index.parent))
 
     @property
     def element_host(self) -> "Call | None":
-        """The call taking a collection holding this call's value as an argument
-        (`H([.., this, ..])`, `H({ k: this })`): `Effect.all`, `Effect.firstSuccessOf`."""
+        """The call taking a collection holding this call's value (`H([.., this])`, `H({ k: this })`)."""
         index = self._module.index
         return index.call_at(placement.element_host(self._node, index.parent))
 

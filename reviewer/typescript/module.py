@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Callable, Mapping
 import tree_sitter as ts
 
 from reviewer.typescript import calls
+from reviewer.typescript import loaders
 from reviewer.typescript import syntax as sx
 from reviewer.typescript import walk
 from reviewer.typescript.calls import function_of_value
@@ -309,7 +310,7 @@ class _Header:
         if name.type == "identifier" and member is None and self._makes_require(inner):
             self.requirers.add(sx.identifier_name(sx.text(name)))
             return False  # still a declaration of its own
-        loaded = calls.loader(None, inner, self.requirers, self._makes_require)
+        loaded = loaders.loader(None, inner, self.requirers, self._makes_require)
         if loaded is None or loaded[1] is None:
             return False
         specifier = loaded[1]

@@ -65,7 +65,8 @@ class Scan:
         self.catch_names = fx.Matcher(self.opts.catch_tag + self.opts.catch_tags + self.opts.catch_all)
 
     def is_release(self, call: Call) -> bool:
-        return self.release_names(call.callee)
+        # `(hard ? X.clear : X.release)(..)` releases on either branch
+        return self.release_names(call.callee) or any(self.release_names(n) for n in call.alternatives)
 
     def is_renew(self, call: Call) -> bool:
         return self.renew_names(call.callee)
