@@ -52,7 +52,7 @@ CASES = [
     ("nested-arrows", 500),
     ("nested-gen", 400),
     ("else-if", 400),
-    ("lost-chain", 200),
+    ("lost-chain", 120),
     ("handler-else-if", 350),
     ("handler-or", 520),
     ("handler-ternary", 520),
