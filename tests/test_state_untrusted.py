@@ -56,6 +56,19 @@ def _forge_merge(record: Path, merge_outputs: dict[str, str]) -> None:
     record.write_text(json.dumps(data))
 
 
+def _rekey(state: Path, record: Path, data: dict, **entry: str) -> None:
+    """What a careful forger does: store the edited record under the key of its new identity and
+    point the pull request's chain at it (with `entry`'s other fields, e.g. the patch hash)."""
+    key = Identity(data["identity"]).key
+    data["key"] = key
+    (state / "reviews" / f"{key}.json").write_text(json.dumps(data))
+    record.unlink()
+    (chain,) = (state / "prs").glob("*.json")
+    chained = json.loads(chain.read_text())
+    chained["chain"][0].update(review=key, **entry)
+    chain.write_text(json.dumps(chained))
+
+
 def test_a_forged_stored_verdict_is_replayed_only_by_trusting_runs(pr_versions, capsys, tmp_path) -> None:
     work, commits = pr_versions
     merge_state = tmp_path / "merge-state"
@@ -119,14 +132,7 @@ def test_a_previous_record_pointing_at_missing_commits_gives_no_delta_and_says_s
     assert "reviewer: note: no delta: state record" in err and "corrupt" in err and "not used" in err
 
     # A careful forger renames the record after its new identity and points the chain at it.
-    key = Identity(data["identity"]).key
-    data["key"] = key
-    (state / "reviews" / f"{key}.json").write_text(json.dumps(data))
-    v5.unlink()
-    (chain,) = (state / "prs").glob("*.json")
-    chained = json.loads(chain.read_text())
-    chained["chain"][0]["review"] = key
-    chain.write_text(json.dumps(chained))
+    _rekey(state, v5, data)
     code, out, err = _pr(capsys, work, commits["v6"], state, "--format", "json", "--state-untrusted")
     assert code == 0 and json.loads(out)["delta"] is None
     assert "reviewer: note: no delta: the previous version 0123456789ab cannot be reviewed again" in err
@@ -189,14 +195,7 @@ def test_a_previous_version_that_cannot_be_reviewed_again_never_fails_this_revie
                            "--no-textconv", "-M", broken_base, broken_head], capture_output=True, check=True).stdout
     data["identity"]["pull_request"].update(base=broken_base, head=broken_head)
     data["identity"]["patch_sha256"] = hashlib.sha256(diff).hexdigest()
-    key = Identity(data["identity"]).key
-    data["key"] = key
-    (state / "reviews" / f"{key}.json").write_text(json.dumps(data))
-    v5.unlink()
-    (chain,) = (state / "prs").glob("*.json")
-    chained = json.loads(chain.read_text())
-    chained["chain"][0].update(review=key, patch=data["identity"]["patch_sha256"])
-    chain.write_text(json.dumps(chained))
+    _rekey(state, v5, data, patch=data["identity"]["patch_sha256"])
 
     code, out, err = _pr(capsys, work, commits["v6"], state, "--format", "json", "--state-untrusted")
     assert code == 0, err
