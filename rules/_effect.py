@@ -1,35 +1,33 @@
-"""Shared helpers of the lease-renewal and terminal-commit-order families.
+"""Shared helpers of the families that read Effect-TS code.
 
-Both families reason about Effect-TS idioms over the TypeScript model: names
-matched however they were imported, finalizer/handler regions, the named
-function a callback belongs to, parse errors of the files they inspect. The
-helpers are small and pure; nothing here knows a default idiom — callers pass
-the configured names in.
+They reason about Effect idioms over the TypeScript model: names matched
+however they were imported, finalizer/handler regions, the named function a
+callback belongs to, locations. The helpers are small and pure; nothing here
+knows a default idiom: callers pass the configured names in. What every
+family runs the same way (reviewed files, parse errors, notes, the basis) is
+the engine's template (reviewer/engine/template.py), not here.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Iterable, Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Iterable, Iterator, Sequence
 
 from reviewer.engine import globs
 from reviewer.change.changeset import is_source
-from reviewer.report.model import Finding, Location
+from reviewer.report.model import Location
 from reviewer.typescript import (
     Call,
     Expr,
     Function,
     Module,
     Program,
-    Role,
     consumer,
-    error_scope,
     exits,
     later_uses,
     mentions_name,
     succeeds,
     throws,
-    words_on_lines,
 )
 
 if TYPE_CHECKING:
@@ -103,19 +101,6 @@ def tree_paths(ctx: "ReviewContext", patterns: Sequence[str]) -> tuple[str, ...]
     if paths:
         ctx.patched.prefetch(list(paths))
     return paths
-
-
-def reviewed_paths(ctx: "ReviewContext", ignore: Sequence[str], idioms: Iterable[str]) -> tuple[str, ...]:
-    """The TypeScript files a family examines: the changed ones, and under `--scope all` also every
-    file of the patched tree that names one of its idioms (one `git grep -w`), so a violation the
-    patch did not touch is found and counted instead of never being looked at."""
-    changed = {p for p in ctx.changeset.source_paths() if not globs.matches(p, ignore)}
-    if not ctx.widened:
-        return tuple(sorted(changed))
-    # A name as written, and its namespace (`Claim.clear` may be reached through `Claim`).
-    words = sorted({w for name in idioms for w in (strip_call_marks(name), strip_call_marks(name).split(".")[0]) if w})
-    named = {p for p in ctx.patched.files_naming(words) if not globs.matches(p, ignore)}
-    return tuple(sorted(changed | named))
 
 
 def files_naming(
@@ -436,149 +421,6 @@ def publish_around(program: Program, path: str, line: int) -> Call | None:
     return best
 
 
-def changed_hunks(ctx: "ReviewContext", path: str, note: str) -> list[Location]:
-    """The patched line ranges the patch added in `path` (evidence that ties a note to the change)."""
-    changed = ctx.changeset.file(path)
-    if changed is None:
-        return []
-    out = []
-    for hunk in changed.hunks:
-        if hunk.added:
-            out.append(loc(path, min(hunk.added), max(hunk.added), note))
-    return out[:3]
-
-
-# ------------------------------------------------------------------ parse errors and summaries
-
-
-@dataclass(frozen=True)
-class ErrorRegion:
-    path: str
-    start: int
-    end: int
-    touched: bool  # overlaps lines the patch changed
-    inspected: bool  # a name or string on its lines is an idiom the family inspects
-
-
-def error_regions(
-    program: Program, ctx: "ReviewContext", paths: Iterable[str], tokens: Iterable[str]
-) -> list[ErrorRegion]:
-    """tree-sitter ERROR regions of `paths`, classified for the fail-closed rule.
-
-    A region over changed lines whose declaration (see `error_scope`) mentions
-    one of the family's idioms could hide a violation: the invariant is
-    `error`. Any other region (untouched code, or a changed `interface X<in K>`
-    with no idiom in it) is only a note. Call it on every changed file before
-    deciding whether the family applies: calls inside a region are not calls to
-    the model, so "no relevant call" may be the region's doing.
-    """
-    # On the region's own lines an idiom's last segment is enough (`.clear(`
-    # inside a broken statement); across the declaration around it, where
-    # generic words like `clear` abound, every segment of the qualified name
-    # must appear (`SessionExecutionClaim` and `clear`).
-    words = frozenset(t for t in tokens if t)
-    lasts = frozenset(w.rsplit(".", 1)[-1] for w in words)
-    files = ctx.changeset.by_path
-    out: list[ErrorRegion] = []
-    for path in sorted(set(paths)):
-        regions = program.parse_errors(path)
-        changed = files.get(path)
-        module = program.module(path)
-        for start, end in regions:
-            # No module to read (cannot happen for a region it reported): fail closed, assume inspected.
-            if module is None:
-                inspected = True
-            else:
-                around = words_on_lines(module, *error_scope(module, start, end))
-                inspected = bool(lasts & words_on_lines(module, start, end)) or any(
-                    set(word.split(".")) <= around for word in words
-                )
-            touched = changed is not None and changed.touches(start, end)
-            out.append(ErrorRegion(path, start, end, touched, inspected))
-    return out
-
-
-def blocking_region(regions: Sequence[ErrorRegion]) -> ErrorRegion | None:
-    """The first region that makes the family `error`: over changed lines, in inspected code."""
-    return next((r for r in regions if r.touched and r.inspected), None)
-
-
-def unparsed_summary(region: ErrorRegion, idioms: str, unchecked: str) -> str:
-    """Why a family is `error` over `region` (see blocking_region)."""
-    return (
-        f"{region.path}:{region.start}-{region.end} does not parse (tree-sitter ERROR region over changed lines "
-        f"in code that mentions {idioms}); {unchecked} there cannot be checked"
-    )
-
-
-def parse_error_findings(
-    ctx: "ReviewContext", regions: Sequence[ErrorRegion], *, title: str, idioms: str, unchecked: str
-) -> list[Finding]:
-    """The `consider` note for each region that did not block the family (see error_regions)."""
-    out = []
-    for region in regions:
-        where = f"in changed lines without {idioms} idioms" if region.touched else "in code the patch did not change"
-        out.append(
-            ctx.finding(
-                "parse-error",
-                title=title,
-                message=(
-                    f"{region.path}:{region.start}-{region.end} did not parse (tree-sitter ERROR region {where}); "
-                    f"{unchecked} inside it were not checked."
-                ),
-                location=loc(region.path, region.start, region.end),
-                related=changed_hunks(
-                    ctx, region.path, "the patch changed this file here; checks of it ran on a partial tree"
-                ),
-                anchor=f"parse-error:{region.path}:{region.start}",
-            )
-        )
-    return out
-
-
-def violation_summary(blocking: Sequence[Finding], phrases: Mapping[str, str]) -> str:
-    """One phrase per violated check, with its first location and how many more there are."""
-    parts = []
-    for check, phrase in phrases.items():
-        hits = [f for f in blocking if f.rule.endswith("/" + check)]
-        if hits:
-            first = hits[0].location
-            where = f" ({first.path.rsplit('/', 1)[-1]}:{first.line})" if first is not None else ""
-            parts.append(f"{phrase}{where}" + (f" +{len(hits) - 1}" if len(hits) > 1 else ""))
-    return "; ".join(parts)
-
-
 def iter_calls(program: Program, paths: Iterable[str]) -> Iterator[Call]:
     for module in modules(program, paths):
         yield from module.calls()
-
-
-_ROLE_WORDS = {Role.FAILURE_HANDLER: "failure handler", Role.FINALIZER: "finalizer", Role.FORKED: "forked effect"}
-
-
-def unresolved_handler_findings(
-    ctx: "ReviewContext", program: Program, paths: Iterable[str], roles: Iterable[Role], unchecked: str
-) -> list[Finding]:
-    """`handler-unresolved` notes for names passed in `roles` on changed lines of `paths` that the model
-    could not follow (see Program.unresolved_references)."""
-    wanted = frozenset(roles)
-    out: list[Finding] = []
-    for ref in program.unresolved_references(paths):
-        if ref.role not in wanted or not (ref.changed or ctx.widened):
-            continue
-        role = _ROLE_WORDS.get(ref.role, ref.role.value)
-        out.append(
-            ctx.finding(
-                "handler-unresolved",
-                title=f"`{ref.written}` runs as a {role}, but its code was not found",
-                message=(
-                    f"`{ref.written}` at {ref.path}:{ref.line} is handed to `{strip_call_marks(ref.combinator)}` as its "
-                    f"{role}, but it is a name the reviewer cannot follow (a parameter, or a property of a value "
-                    f"known only at run time), so {unchecked} inside it were not checked. Check it by hand, or "
-                    "pass a function or `const` the reviewer can resolve."
-                ),
-                location=loc(ref.path, ref.line, ref.end_line),
-                anchor=f"{ref.text}:{ref.combinator}:{ref.role.value}",
-            )
-        )
-    return out

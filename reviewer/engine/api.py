@@ -7,17 +7,14 @@ A family is one module under `rules/` that defines `FAMILY = Family(...)`:
         Option("bound", 100, Kind.INTEGER, "Largest page a scan may read at once."),
     )
     CHECKS = (CheckSpec("bounded-scan/unbounded", Severity.MUST_FIX, "Unbounded scan", "..."),)
-
-    def run(ctx: ReviewContext) -> Outcome:
-        opts = ctx.opts                      # typed: opts.tables is a tuple[str, ...]
-        ...
-        return Outcome(summary, findings, examined=len(queries))
-
-    FAMILY = Family("bounded-scan", "Recovery scans are bounded.", CHECKS, run, OPTIONS)
+    TEMPLATE = Template(reading=Reading(...), start=Run, checks=(check_unbounded,), proved=..., phrases=...)
+    FAMILY = Family("bounded-scan", "Recovery scans are bounded.", CHECKS, TEMPLATE.run, OPTIONS)
 
 `run` receives a `ReviewContext` (reviewer/engine/context.py: the change set,
 both trees, the TypeScript model, the typed options) and returns an
-`Outcome`: its findings and the facts its basis is built from. It never
+`Outcome`: its findings and the facts its basis is built from. Every family's
+`run` is its `Template`'s (reviewer/engine/template.py: the one skeleton of
+reviewed files, parse errors, relevance, checks, notes and basis). It never
 decides its own status; the engine derives it (`derive_status`).
 docs/development.md walks through adding a check and adding a family.
 """

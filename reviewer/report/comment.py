@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from reviewer.report.markdown import banner, code, plural, safe_url, text, where
+from reviewer.report.markdown import banner, code, safe_url, text, where
+from reviewer.text import plural
 from reviewer.report.model import Links, Location, Report, Severity, SuppressedFinding
 
 MARKER = "<!-- reviewer:sticky-comment -->"

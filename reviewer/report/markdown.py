@@ -14,6 +14,7 @@ from importlib import resources
 import jinja2
 
 from reviewer.report import mermaid
+from reviewer.text import plural
 from reviewer.report.model import (
     CheckStatus, Delta, Finding, InvariantResult, InvariantStatus, Links, Location, Report, Severity, SuppressedFinding,
 )
@@ -200,10 +201,6 @@ def span(loc: object) -> str:
 def short(hexdigest: str) -> str:
     return f"{hexdigest[:8]}…{hexdigest[-4:]}" if len(hexdigest) > 16 else hexdigest
 
-
-def plural(n: int, noun: str, plural_form: str | None = None) -> str:
-    """`1 file`, `2 files`; `noun` may be a label that does not change (`3 must-fix`)."""
-    return f"{n} {noun if n == 1 else (plural_form or noun + 's')}"
 
 
 # -- links ---------------------------------------------------------------------

@@ -7,12 +7,9 @@ from typing import Any
 
 from reviewer.report.model import Severity
 from reviewer.sweep.run import Outcome
+from reviewer.text import plural
 
 SLOWEST = 5
-
-
-def _plural(n: int, word: str) -> str:
-    return f"{n} {word}" if n == 1 else f"{n} {word}s"
 
 
 def exit_status(lines: tuple[dict[str, Any], ...]) -> int:
@@ -24,7 +21,7 @@ def render(outcome: Outcome, what: str) -> str:
     lines = outcome.lines
     status = Counter(line["status"] for line in lines)
     verdicts = Counter(line["verdict"] for line in lines if line.get("verdict"))
-    out = [f"sweep of {what}: {_plural(len(lines), 'commit')}"
+    out = [f"sweep of {what}: {plural(len(lines), 'commit')}"
            + (f" ({outcome.resumed} from an earlier run)" if outcome.resumed else "")]
     out.append("  " + ", ".join(f"{status[s]} {s}" for s in ("reviewed", "empty", "root", "refused") if status[s])
                if lines else "  nothing to review")

@@ -43,8 +43,7 @@ data-last form in `a.pipe(Schedule.union(b))` or `pipe(a, Schedule.union(b))`.
 from __future__ import annotations
 
 import math
-import re
-from typing import Callable, NamedTuple, Union
+from typing import Callable, Union
 
 import tree_sitter as ts
 

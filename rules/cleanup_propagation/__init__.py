@@ -8,21 +8,23 @@ that can fail runs before the finalization on the same path (`order`), or the cl
 swallowed so nobody learns the Session is stuck (`swallow`).
 
 This package: the declarations (`spec`), where cleanups are and what finalizes (`regions`), one
-module per check (`order`, `swallow`), and here the run and its summary.
+module per check (`order`, `swallow`), and here the family on the engine's template.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Iterator
 
-from reviewer.engine import globs
-from reviewer.engine.api import Family, Options, Outcome
-from reviewer.report.model import Severity
+from reviewer.engine.api import Family, Options
+from reviewer.engine.template import Reading, Template
+from reviewer.text import plural
+from reviewer.report.model import Finding
 from reviewer.typescript import Role
 
 from reviewer.rules import _effect as fx
 from reviewer.rules.cleanup_propagation.order import OrderTally, Steps, check_order
-from reviewer.rules.cleanup_propagation.regions import Targets, cleanups, finalizes
+from reviewer.rules.cleanup_propagation.regions import Cleanup, Targets, cleanups, finalizes
 from reviewer.rules.cleanup_propagation.spec import CHECKS, FAMILY_ID, OPTIONS
 from reviewer.rules.cleanup_propagation.swallow import SwallowTally, check_swallow
 
@@ -37,66 +39,89 @@ def _tokens(opts: Options) -> list[str]:
     return sorted(set(opts.finalize) | set(opts.successor) | set(opts.cleanup_hooks) | {f"Effect.{c}" for c in _COMBINATORS})
 
 
-_PHRASES = {
-    "fallible-before-finalization": "cleanup can fail before it finalizes",
-    "cleanup-failure-swallowed": "cleanup failure swallowed",
-}
+@dataclass
+class Run:
+    """One run's state: the cleanups of the reviewed files, the ones that finalize, what the checks counted."""
+
+    ctx: "ReviewContext"
+    changed: tuple[str, ...] = ()
+    found: list[Cleanup] = field(default_factory=list)  # every finalizer of the reviewed files
+    relevant: list[Cleanup] = field(default_factory=list)  # those that finalize the run or start a successor
+    order: OrderTally = field(default_factory=OrderTally)
+    swallow: SwallowTally = field(default_factory=SwallowTally)
+    targets: Targets | None = None
+    steps: Steps | None = None
 
 
-def _plural(n: int, word: str) -> str:
-    return f"{n} {word}" if n == 1 else f"{n} {word}s"
+def _prepare(run: Run) -> None:
+    ctx = run.ctx
+    run.targets = Targets(ctx.program, ctx.opts)
+    run.steps = Steps(ctx.program, ctx.opts)
+    run.found = cleanups(ctx.program, run.changed, ctx.opts.cleanup_hooks)
+    run.relevant = [c for c in run.found if finalizes(run.targets, c)]
 
 
-def run(ctx: "ReviewContext") -> Outcome:
-    opts = ctx.opts
-    paths = tuple(
-        p for p in fx.reviewed_paths(ctx, opts.ignore_paths, _tokens(opts)) if globs.matches(p, opts.paths)
+def _order(run: Run) -> Iterator[Finding]:
+    """fallible-before-finalization, over each finalizing cleanup."""
+    assert run.steps is not None and run.targets is not None
+    for cleanup in run.relevant:
+        yield from check_order(run.ctx, run.steps, run.targets, cleanup, run.order)
+
+
+def _swallow(run: Run) -> Iterator[Finding]:
+    """cleanup-failure-swallowed, over each finalizing cleanup."""
+    assert run.targets is not None
+    for cleanup in run.relevant:
+        yield from check_swallow(run.ctx, run.ctx.program, run.ctx.opts, run.targets, cleanup, run.swallow)
+
+
+def _unexamined(run: Run, findings: tuple[Finding, ...]) -> str:
+    opts = run.ctx.opts
+    looked = "/".join(fx.strip_call_marks(n) for n in tuple(opts.finalize) + tuple(opts.successor))
+    return (
+        f"{plural(len(run.found), 'finalizer')} in {plural(len(run.changed), 'file')} under the cleanup paths, none of "
+        f"which finalizes the run or starts a successor ({looked}, or a publish of "
+        f"{'/'.join(opts.finalize_events)})"
     )
-    if not paths:
-        return Outcome("no changed TypeScript file under the cleanup paths (" + ", ".join(opts.paths) + ")")
-    program = ctx.program
-    regions = fx.error_regions(program, ctx, paths, _tokens(opts))
-    first = fx.blocking_region(regions)
-    if first is not None:
-        why = fx.unparsed_summary(first, "finalizer or cleanup idioms", "cleanup order and swallowed failures")
-        return Outcome(why, unreadable=why)
-    targets = Targets(program, opts)
-    steps = Steps(program, opts)
-    found = cleanups(program, paths, opts.cleanup_hooks)
-    relevant = [c for c in found if finalizes(targets, c)]
-    order, swallow = OrderTally(), SwallowTally()
-    for cleanup in relevant:
-        check_order(ctx, steps, targets, cleanup, order)
-        check_swallow(ctx, program, opts, targets, cleanup, swallow)
-    notes = fx.unresolved_handler_findings(ctx, program, paths, (Role.FINALIZER,), "cleanup steps")
-    notes += fx.parse_error_findings(
-        ctx, regions, title="Unparsed region in a file with run cleanup", idioms="cleanup",
+
+
+def _proved(run: Run, findings: tuple[Finding, ...]) -> str:
+    summary = (
+        f"{plural(len(run.relevant), 'finalizing cleanup')} of {plural(len(run.found), 'finalizer')}, each finalizing "
+        "before any step that can fail and none swallowing its failure"
+    )
+    if run.order.steps or run.swallow.stages:
+        summary += (
+            f" on changed lines ({plural(run.order.steps, 'fallible step')} before a finalization and "
+            f"{plural(run.swallow.stages, 'swallowing stage')} in unchanged code)"
+        )
+    return summary + f" ({plural(len(run.changed), 'file')})"
+
+
+TEMPLATE = Template(
+    reading=Reading(
+        idioms="cleanup",
         unchecked="finalizers",
-    )
-    findings = tuple(sorted(order.findings + swallow.findings + notes, key=lambda f: f.sort_key()))
-    if not relevant:
-        looked = "/".join(fx.strip_call_marks(n) for n in tuple(opts.finalize) + tuple(opts.successor))
-        summary = (
-            f"{_plural(len(found), 'finalizer')} in {_plural(len(paths), 'file')} under the cleanup paths, none of "
-            f"which finalizes the run or starts a successor ({looked}, or a publish of "
-            f"{'/'.join(opts.finalize_events)})"
-        )
-        return Outcome(summary, findings)
-    blocking = [f for f in findings if f.severity is not Severity.CONSIDER]
-    if blocking:
-        summary = fx.violation_summary(blocking, _PHRASES)
-    else:
-        summary = (
-            f"{_plural(len(relevant), 'finalizing cleanup')} of {_plural(len(found), 'finalizer')}, each finalizing "
-            "before any step that can fail and none swallowing its failure"
-        )
-        if order.steps or swallow.stages:
-            summary += (
-                f" on changed lines ({_plural(order.steps, 'fallible step')} before a finalization and "
-                f"{_plural(swallow.stages, 'swallowing stage')} in unchanged code)"
-            )
-        summary += f" ({_plural(len(paths), 'file')})"
-    return Outcome(summary, findings, examined=len(relevant))
+        region_title="Unparsed region in a file with run cleanup",
+        tokens=_tokens,
+        ignore="ignore_paths",
+        within="paths",
+        roles=(Role.FINALIZER,),
+        handled="cleanup steps",
+    ),
+    nothing=lambda ctx: "no changed TypeScript file under the cleanup paths (" + ", ".join(ctx.opts.paths) + ")",
+    start=Run,
+    prepare=_prepare,
+    checks=(_order, _swallow),
+    examined=lambda run: len(run.relevant),
+    unexamined=_unexamined,
+    proved=_proved,
+    phrases={
+        "fallible-before-finalization": "cleanup can fail before it finalizes",
+        "cleanup-failure-swallowed": "cleanup failure swallowed",
+    },
+    notes_everywhere=True,
+)
 
 
 FAMILY = Family(
@@ -106,6 +131,6 @@ FAMILY = Family(
         "then propagates its failure; it never swallows it."
     ),
     checks=CHECKS,
-    run=run,
+    run=TEMPLATE.run,
     options=OPTIONS,
 )

@@ -12,11 +12,11 @@ the same path (source order, not on an exclusive branch, no `return` in between)
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Iterator
 
 from reviewer.report.model import Finding
 from reviewer.engine.api import Options
-from reviewer.typescript import Call, Expr, Program, jumps_past, uses_of
+from reviewer.typescript import Call, Program, jumps_past, uses_of
 
 from reviewer.rules import _effect as fx
 from reviewer.rules.cleanup_propagation.regions import Cleanup, Targets
@@ -28,7 +28,6 @@ if TYPE_CHECKING:
 @dataclass
 class OrderTally:
     steps: int = 0  # fallible steps looked at, before some finalization or not
-    findings: list[Finding] = field(default_factory=list)
     seen: fx.KeySet = field(default_factory=fx.KeySet)
 
 
@@ -116,7 +115,7 @@ class Steps:
 
 def check_order(
     ctx: "ReviewContext", steps: Steps, targets: Targets, cleanup: Cleanup, tally: OrderTally
-) -> None:
+) -> Iterator[Finding]:
     """Report each fallible step of `cleanup` that runs before one of its finalizing calls."""
     for unit in cleanup.units:
         awaited = [s for c in unit.calls if (s := steps.awaited(c)) is not None]
@@ -140,7 +139,7 @@ def check_order(
             if step.call in tally.seen:
                 continue
             tally.seen.add(step.call)
-            tally.findings.append(_finding(ctx, cleanup, step, skipped))
+            yield _finding(ctx, cleanup, step, skipped)
 
 
 def _before(steps: Steps, awaited: list[Step], target: Call) -> list[Step]:

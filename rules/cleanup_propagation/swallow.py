@@ -10,11 +10,11 @@ left to lease-renewal/lost-suppressed (`elsewhere`), so one defect gives one fin
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Iterator
 
 from reviewer.report.model import Finding
 from reviewer.engine.api import Options
-from reviewer.typescript import Call, Expr, Program
+from reviewer.typescript import Call, Program
 
 from reviewer.rules import _effect as fx
 from reviewer.rules.cleanup_propagation.regions import Cleanup, Targets
@@ -26,7 +26,6 @@ if TYPE_CHECKING:
 @dataclass
 class SwallowTally:
     stages: int = 0  # catch/ignore stages applied to finalizing code
-    findings: list[Finding] = field(default_factory=list)
     seen: fx.KeySet = field(default_factory=fx.KeySet)
 
 
@@ -44,7 +43,7 @@ def swallowing(program: Program, opts: Options, stage: fx.Stage) -> str | None:
 
 def check_swallow(
     ctx: "ReviewContext", program: Program, opts: Options, targets: Targets, cleanup: Cleanup, tally: SwallowTally
-) -> None:
+) -> Iterator[Finding]:
     """Report swallowing stages applied, inside or around this cleanup, to code that finalizes."""
     elsewhere = fx.Matcher(opts.elsewhere)
     subjects: list[Call] = []
@@ -72,7 +71,7 @@ def check_swallow(
         if not (stage.expr.changed or subject.changed or ctx.widened) or stage.expr in tally.seen:
             continue
         tally.seen.add(stage.expr)
-        tally.findings.append(_finding(ctx, cleanup, subject, finalizing, stage, why))
+        yield _finding(ctx, cleanup, subject, finalizing, stage, why)
 
 
 def _finalizing(targets: Targets, subject: Call) -> Call | None:

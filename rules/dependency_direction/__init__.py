@@ -16,17 +16,18 @@ ones on changed lines (the rest are shown as pre-existing).
 
 This package: the declarations (`spec`), the graph (`layers`), resolution
 (`workspace`), the sites of a file (`sites`), the verdict on one site
-(`judge`), and here the run over the changed files and its summary.
+(`judge`), and here the family on the engine's template and its basis.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Iterator
 
-from reviewer.change.changeset import is_source
-from reviewer.engine.api import Family, Outcome
-from reviewer.report.model import Finding, Location
-from reviewer.typescript import error_scope, words_on_lines
+from reviewer.engine.api import Family
+from reviewer.engine.template import Reading, Template
+from reviewer.text import plural
+from reviewer.report.model import Finding
 from reviewer.rules.dependency_direction.judge import Tally, judge
 from reviewer.rules.dependency_direction.layers import LayerConfigError, LayerGraph, parse_graph
 from reviewer.rules.dependency_direction.sites import sites, understood_errors
@@ -40,100 +41,99 @@ from reviewer.rules.dependency_direction.spec import (
 from reviewer.rules.dependency_direction.workspace import Workspace
 
 if TYPE_CHECKING:
-    from reviewer.change.changeset import ChangedFile
     from reviewer.engine.context import ReviewContext
-    from reviewer.typescript import Module
 
 # Words an ERROR region must hold for it to hide an import site.
-_IMPORT_WORDS = frozenset({"import", "export", "require"})
+_IMPORT_WORDS = ("import", "export", "require")
 
 
-def _plural(n: int, word: str, plural: str | None = None) -> str:
-    return f"{n} {word if n == 1 else (plural or word + 's')}"
+@dataclass
+class Run:
+    """One run's state: the layer graph, the workspace, the layer of each reviewed file, the tally."""
+
+    ctx: "ReviewContext"
+    graph: LayerGraph
+    workspace: Workspace
+    changed: tuple[str, ...] = ()
+    layers: dict[str, str] = field(default_factory=dict)  # reviewed path -> its layer
+    tally: Tally = field(default_factory=Tally)
 
 
-def _graph(ctx: "ReviewContext") -> LayerGraph:
+def _start(ctx: "ReviewContext") -> Run:
     if ctx.opts.type_imports not in (TYPE_IMPORTS_ALLOWED, TYPE_IMPORTS_CHECKED):
         raise LayerConfigError(
             f"type_imports must be {TYPE_IMPORTS_ALLOWED!r} or {TYPE_IMPORTS_CHECKED!r}, not {ctx.opts.type_imports!r}"
         )
-    return parse_graph(ctx.opts.layers, ctx.opts.allowed)
+    return Run(ctx, parse_graph(ctx.opts.layers, ctx.opts.allowed), Workspace(ctx))
 
 
-def _parse_errors(ctx: "ReviewContext", cf: "ChangedFile", module: "Module", notes: list[Finding]) -> str | None:
-    """An ERROR region that may hide an import: over changed lines the family cannot judge; elsewhere a note."""
-    understood = understood_errors(module)
-    for start, end in sorted(ctx.program.parse_errors(cf.path)):
-        if start == end and start in understood:
+def _layered(run: Run) -> tuple[str, ...]:
+    """The changed source files that belong to a layer (a file in none has no edge to judge)."""
+    for path in run.ctx.changeset.source_paths():
+        layer = run.graph.of_path(path, run.workspace.folders)
+        if layer is not None:
+            run.layers[path] = layer
+    return tuple(sorted(run.layers))
+
+
+def _nothing(ctx: "ReviewContext") -> str:
+    graph = parse_graph(ctx.opts.layers, ctx.opts.allowed)
+    shown = "; ".join(f"{layer.name}: {', '.join(layer.paths + layer.packages)}" for layer in graph.layers)
+    return f"no changed TypeScript file in a layer ({shown})"
+
+
+def _sites(run: Run) -> Iterator[Finding]:
+    """Every import site of each layered file, judged against the graph (scope keeps the changed ones)."""
+    ctx = run.ctx
+    for path in run.changed:
+        module = ctx.program.module(path)
+        if module is None:
             continue
-        first, last = error_scope(module, start, end)
-        if not _IMPORT_WORDS & words_on_lines(module, first, last):
-            continue
-        if cf.touches(start, end):
-            return f"{cf.path}:{start}-{end} does not parse (tree-sitter ERROR) inside changed lines and may hold an import"
-        notes.append(ctx.finding(
-            "parse-error",
-            title="Unparsed region with an import in a layered file",
-            message=(
-                f"{cf.path}:{start}-{end} did not parse; an import inside it was not checked against the layer "
-                "graph. The region is outside the patch's changes."
-            ),
-            location=Location(cf.path, start, end),
-            anchor=f"parse-error|{cf.path}|{start}",
-        ))
-    return None
+        for site in sites(module, ctx.program.fold):
+            found = judge(ctx, run.graph, run.workspace, run.layers[path], site, run.tally)
+            if found is not None:
+                yield found
 
 
-def _summary(t: Tally, layers: list[str]) -> str:
-    parts = [f"{_plural(t.sites, 'import site')} in {_plural(len(layers), 'changed file')} of layer(s) "
+def _proved(run: Run, findings: tuple[Finding, ...]) -> str:
+    t, layers = run.tally, [run.layers[p] for p in run.changed]
+    parts = [f"{plural(t.sites, 'import site')} in {plural(len(layers), 'changed file')} of layer(s) "
              + ", ".join(sorted(set(layers)))]
     if t.crossing:
         parts.append(f"{t.crossing} cross to another layer along allowed edges")
     if t.type_only:
-        parts.append(f"{_plural(t.type_only, 'type-only import')} of a forbidden layer (allowed: erased at run time)")
+        parts.append(f"{plural(t.type_only, 'type-only import')} of a forbidden layer (allowed: erased at run time)")
     if t.violations:
-        parts.append(f"{_plural(t.violations, 'import')} against the layer graph")
+        parts.append(f"{plural(t.violations, 'import')} against the layer graph")
     if t.unresolved:
         parts.append(f"{t.unresolved} not resolved to a layer")
     return "; ".join(parts)
 
 
-def run(ctx: "ReviewContext") -> Outcome:
-    graph = _graph(ctx)
-    ws = Workspace(ctx)
-    files = [
-        (f, layer)
-        for f in sorted(ctx.changeset.files, key=lambda f: f.path)
-        if f.status.value != "deleted" and f.patched_text is not None and is_source(f.path)
-        and (layer := graph.of_path(f.path, ws.folders)) is not None
-    ]
-    if not files:
-        shown = "; ".join(
-            f"{layer.name}: {', '.join(layer.paths + layer.packages)}" for layer in graph.layers
-        )
-        return Outcome(f"no changed TypeScript file in a layer ({shown})")
-    tally = Tally()
-    findings: list[Finding] = []
-    for cf, layer in files:
-        module = ctx.program.module(cf.path)
-        if module is None:
-            continue
-        unreadable = _parse_errors(ctx, cf, module, findings)
-        if unreadable:
-            return Outcome(unreadable, unreadable=unreadable)
-        for site in sites(module, ctx.program.fold):
-            found = judge(ctx, graph, ws, layer, site, tally)
-            if found is not None:
-                findings.append(found)
-    summary = _summary(tally, [layer for _, layer in files])
+TEMPLATE = Template(
+    reading=Reading(
+        idioms="import",
+        unchecked="imports (checked against the layer graph)",
+        region_title="Unparsed region with an import in a layered file",
+        tokens=lambda opts: _IMPORT_WORDS,
+        paths=_layered,
+        understood=understood_errors,
+        notes_without_idioms=False,
+    ),
+    nothing=_nothing,
+    start=_start,
+    checks=(_sites,),
     # A layered file without any import still was looked at: its imports are none.
-    return Outcome(summary, tuple(findings), examined=tally.sites or len(files))
+    examined=lambda run: run.tally.sites or len(run.changed),
+    proved=_proved,
+    phrases=None,  # the basis counts the imports against the graph itself
+)
 
 
 FAMILY = Family(
     id=FAMILY_ID,
     summary="Runtime imports (static, re-exports, dynamic import(), require()) follow the configured layer graph.",
     checks=CHECKS,
-    run=run,
+    run=TEMPLATE.run,
     options=OPTIONS,
 )

@@ -9,16 +9,17 @@ the lease.
 
 This package: the declarations (`spec`), the per-run state (`scan`), the
 coordinator's interrupt (`coordinator`), one module per check or group of
-checks (`interrupt`, `sites`, `lost`, `loops`), and here the run: which
-changed files use the claim idioms, their parse errors, and the summary.
+checks (`interrupt`, `sites`, `lost`, `loops`), and here the family on
+the engine's template: which changed files use the claim idioms, and the basis.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Sequence
+from typing import TYPE_CHECKING
 
-from reviewer.report.model import Finding, Severity
-from reviewer.engine.api import Family, Options, Outcome
+from reviewer.report.model import Finding
+from reviewer.engine.api import Family, Options
+from reviewer.engine.template import Reading, Template
 from reviewer.typescript import Module, Role
 
 from reviewer.rules import _effect as fx
@@ -74,69 +75,46 @@ def _idiom_tokens(opts: Options) -> list[str]:
     return sorted(set(names) | {opts.lease_constant})
 
 
-def run(ctx: "ReviewContext") -> Outcome:
-    opts = ctx.opts
-    changed = fx.reviewed_paths(ctx, opts.ignore_paths, _idiom_tokens(opts))
-    if not changed:
-        return Outcome("no changed TypeScript file")
-    program = ctx.program
-    scan = Scan(ctx, program, opts, (), [], [], set(), set(), files=ctx.changeset.by_path)
-    # Regions first, over every changed file: calls inside an ERROR region are
-    # invisible to the model, so a broken file could otherwise look irrelevant.
-    regions = fx.error_regions(program, ctx, changed, _idiom_tokens(opts))
-    first = fx.blocking_region(regions)
-    if first is not None:
-        unreadable = fx.unparsed_summary(first, "claim idioms", "claim releases and renewals")
-        return Outcome(unreadable, unreadable=unreadable)
-    relevant = tuple(p for p in changed if (m := program.module(p)) is not None and _relevant(scan, m))
-    if not relevant:
-        return Outcome(
-            "no changed file releases, renews or catches a session execution claim, or defines an interruption hook",
-        )
-    regions = [r for r in regions if r.path in relevant]
-    scan.changed = relevant
-    check_interrupt_commit(scan)
-    check_release_sites(scan)
-    check_lost(scan)
-    check_loops(scan)
-    scan.findings.extend(
-        fx.unresolved_handler_findings(ctx, program, relevant, (Role.FINALIZER, Role.FAILURE_HANDLER), "claim releases")
-    )
-    scan.findings.extend(
-        fx.parse_error_findings(
-            ctx,
-            regions,
-            title="Unparsed region in a file with claim handling",
-            idioms="claim",
-            unchecked="claim releases or renewals",
-        )
-    )
-    findings = tuple(sorted(scan.findings, key=lambda f: f.sort_key()))
-    blocking = [f for f in findings if f.severity is not Severity.CONSIDER]
-    summary = _summary(scan, relevant, blocking)
-    return Outcome(summary, findings, examined=len(relevant))
+def _start(ctx: "ReviewContext") -> Scan:
+    return Scan(ctx, ctx.program, ctx.opts, files=ctx.changeset.by_path)
 
 
-_VIOLATION_PHRASES = {
-    "release-in-interrupt-commit": "claim released in the interruption commit",
-    "release-outside-finalizer": "claim released outside the run's finalizers",
-    "lost-suppressed": "`Lost` swallowed",
-    "renewal-not-joined": "forked heartbeat never joined",
-    "renewal-period": "renewal period not inside the lease",
-}
+def _proved(scan: Scan, findings: tuple[Finding, ...]) -> str:
+    return "; ".join(scan.facts) + f" ({len(scan.changed)} file(s))"
 
 
-def _summary(scan: Scan, relevant: Sequence[str], blocking: Sequence[Finding]) -> str:
-    if blocking:
-        return fx.violation_summary(blocking, _VIOLATION_PHRASES)
-    return "; ".join(scan.facts) + f" ({len(relevant)} file(s))"
+TEMPLATE = Template(
+    reading=Reading(
+        idioms="claim",
+        unchecked="claim releases or renewals",
+        region_title="Unparsed region in a file with claim handling",
+        tokens=_idiom_tokens,
+        ignore="ignore_paths",
+        roles=(Role.FINALIZER, Role.FAILURE_HANDLER),
+        handled="claim releases",
+    ),
+    start=_start,
+    relevant=_relevant,
+    idle=lambda scan: (
+        "no changed file releases, renews or catches a session execution claim, or defines an interruption hook"
+    ),
+    checks=(check_interrupt_commit, check_release_sites, check_lost, check_loops),
+    proved=_proved,
+    phrases={
+        "release-in-interrupt-commit": "claim released in the interruption commit",
+        "release-outside-finalizer": "claim released outside the run's finalizers",
+        "lost-suppressed": "`Lost` swallowed",
+        "renewal-not-joined": "forked heartbeat never joined",
+        "renewal-period": "renewal period not inside the lease",
+    },
+)
 
 
 FAMILY = Family(
     id=FAMILY_ID,
     summary="An execution claim stays owned until every finalizer of its run has completed.",
     checks=CHECKS,
-    run=run,
+    run=TEMPLATE.run,
     options=OPTIONS,
     infer=infer,
     infer_hints=HINTS,

@@ -7,7 +7,7 @@ which finalizer) as evidence.
 
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Iterator, Sequence
 
 from reviewer.report.model import Finding, Location
 from reviewer.engine.api import Options
@@ -21,7 +21,7 @@ from reviewer.rules.lease_renewal.scan import Scan
 # ------------------------------------------------------------------ check 1: release in interrupt commit
 
 
-def check_interrupt_commit(scan: Scan) -> None:
+def check_interrupt_commit(scan: Scan) -> Iterator[Finding]:
     program, opts = scan.program, scan.opts
     hooks_seen = 0
     for hook in opts.interrupt_hooks:
@@ -40,9 +40,9 @@ def check_interrupt_commit(scan: Scan) -> None:
                     continue  # pre-existing wiring the patch did not touch
                 scan.reported_releases.add(fx.key(release))
                 scan.hook_releases.add(fx.key(release))
-                scan.findings.append(_hook_finding(scan, cb, path))
+                yield _hook_finding(scan, cb, path)
     scan.facts.append(f"{hooks_seen} `{'`/`'.join(opts.interrupt_hooks)}` hook(s) reach no claim release")
-    _check_interrupt_events(scan)
+    yield from _check_interrupt_events(scan)
 
 
 def _files_mentioning(scan: Scan, word: str) -> list[str]:
@@ -92,7 +92,7 @@ def _interrupt_sequence(release: Call) -> list[str]:
     ]
 
 
-def _check_interrupt_events(scan: Scan) -> None:
+def _check_interrupt_events(scan: Scan) -> Iterator[Finding]:
     """A release reached from the `commit` of an interruption event publish, hook or not."""
     program, opts = scan.program, scan.opts
     # Filtered before sorting: the sort key normalises calls that share a line, and
@@ -119,7 +119,7 @@ def _check_interrupt_events(scan: Scan) -> None:
                     related.extend(fx.call_loc(step, f"on the way to the release: `{step.callee_written}`")
                                    for step in path[1:-1])
                     related.extend(coordinator_locations(scan))
-                    scan.findings.append(
+                    yield (
                         scan.ctx.finding(
                             "release-in-interrupt-commit",
                             title=f"`{shown}` commit releases the claim before the run's finalizers finish",

@@ -7,7 +7,7 @@ forked one is joined, and compares its period with the lease constant.
 from __future__ import annotations
 
 import math
-from typing import Iterable
+from typing import Iterable, Iterator
 
 from reviewer.engine import globs
 from reviewer.report.model import Finding, Location
@@ -67,7 +67,7 @@ def _schedule_of(repeat: fx.Stage, renew: Call) -> Expr | None:
     return options if options is not None else args[-1]
 
 
-def check_loops(scan: Scan) -> None:
+def check_loops(scan: Scan) -> Iterator[Finding]:
     program, opts = scan.program, scan.opts
     lease, lease_source, lease_changed = _lease(scan)
     scope = set(scan.changed)
@@ -79,19 +79,19 @@ def check_loops(scan: Scan) -> None:
         touched = scan.files.get(loop.path)
         changed = scan.widened or (touched is not None and touched.touches(loop.line, loop.end_line))
         if loop.fork is not None and changed:
-            _check_joined(scan, loop)
+            yield from _check_joined(scan, loop)
         if loop.schedule is None:
             continue
         period = program.duration_ms(loop.schedule)
         if period is None:
             if changed or lease_changed:
-                scan.findings.append(_unresolved_period(scan, loop))
+                yield _unresolved_period(scan, loop)
             continue
         periods.append(_ms(period))
         if not (changed or lease_changed):
             continue
         if period >= lease * opts.max_period_fraction:
-            scan.findings.append(_period_finding(scan, loop, period, lease, lease_source))
+            yield _period_finding(scan, loop, period, lease, lease_source)
     resolved = "" if lease_source.startswith(f"`{opts.lease_constant}` =") else " (assumed: the constant did not resolve)"
     bound = f"{_ms(lease * opts.max_period_fraction)} = {opts.max_period_fraction:g} × `{opts.lease_constant}` {_ms(lease)}{resolved}"
     scan.facts.append(
@@ -99,7 +99,7 @@ def check_loops(scan: Scan) -> None:
     )
 
 
-def _check_joined(scan: Scan, loop: Loop) -> None:
+def _check_joined(scan: Scan, loop: Loop) -> Iterator[Finding]:
     if loop.joined_inline:
         return
     usage, name = loop.outer.binding
@@ -115,7 +115,7 @@ def _check_joined(scan: Scan, loop: Loop) -> None:
     guarded = _guarded_work(loop)
     if guarded is not None:
         related.append(fx.call_loc(guarded, f"`{guarded.callee_written}` runs next without racing the heartbeat"))
-    scan.findings.append(
+    yield (
         scan.ctx.finding(
             "renewal-not-joined",
             title=f"Forked heartbeat {('`' + name + '` ') if name else ''}is never joined",

@@ -7,7 +7,7 @@ with.
 
 from __future__ import annotations
 
-from typing import Callable
+from typing import Callable, Iterator
 
 from reviewer.report.model import Finding, Location
 from reviewer.engine.api import Options
@@ -30,7 +30,7 @@ def mentions_lost(expr: Expr, opts: Options) -> bool:
 # ------------------------------------------------------------------ check 3: lost suppressed
 
 
-def check_lost(scan: Scan) -> None:
+def check_lost(scan: Scan) -> Iterator[Finding]:
     program, opts = scan.program, scan.opts
     seen = fx.KeySet()  # `fx.key` triples of calls and stages already reported
     counted = 0
@@ -54,7 +54,7 @@ def check_lost(scan: Scan) -> None:
         if not fx.yields_success(handler, opts.success) and not lost_succeeds:
             continue
         seen.add(call)
-        scan.findings.append(_lost_finding(scan, call, why, _subject(scan, call)))
+        yield _lost_finding(scan, call, why, _subject(scan, call))
     # `renew(..).pipe(Effect.ignore)`, `Effect.either(renew(..))`, `Effect.race(renew(..), other)`,
     # `Effect.retry(renew(..), Schedule.forever)`: no handler to judge, the channel table says it
     claim_calls = [c for c in fx.iter_calls(program, scan.changed) if scan.is_renew(c) or scan.is_release(c)]
@@ -68,7 +68,7 @@ def check_lost(scan: Scan) -> None:
         if swallow.stage in seen or swallow.at in seen:
             continue
         seen.add(swallow.stage)
-        scan.findings.append(
+        yield (
             _lost_finding(scan, swallow.at, swallow.why, call, swallow.stage, handler="nothing fails closed")
         )
     scan.facts.append(

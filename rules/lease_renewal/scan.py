@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from reviewer.change.changeset import ChangedFile
-from reviewer.report.model import Finding, Location
+from reviewer.report.model import Location
 from reviewer.engine.api import Options
 from reviewer.typescript import Call, Expr, Function, Program
 
@@ -30,11 +30,10 @@ class Scan:
     ctx: "ReviewContext"
     program: Program
     opts: Options
-    changed: tuple[str, ...]  # changed TS files, minus ignored ones
-    findings: list[Finding]
-    facts: list[str]
-    reported_releases: set[tuple[str, int, str]]
-    hook_releases: set[tuple[str, int, str]]
+    changed: tuple[str, ...] = ()  # the reviewed files the family applies to (set by the template)
+    facts: list[str] = field(default_factory=list)  # what each check proved, for the basis
+    reported_releases: set[tuple[str, int, str]] = field(default_factory=set)
+    hook_releases: set[tuple[str, int, str]] = field(default_factory=set)
     # path -> id(stage call) -> the renew/release call it is applied to
     subjects: dict[str, dict[int, Call]] = field(default_factory=dict)
     # Per-run memos of evidence that depends only on the changed files, not on the

@@ -8,6 +8,7 @@ rollback of a claim this code just acquired.
 from __future__ import annotations
 
 import dataclasses
+from typing import Iterator
 
 from reviewer.engine import globs
 from reviewer.report.model import Finding, Location
@@ -22,7 +23,7 @@ from reviewer.rules.lease_renewal.scan import Scan
 # ------------------------------------------------------------------ check 2: release outside finalizer
 
 
-def check_release_sites(scan: Scan) -> None:
+def check_release_sites(scan: Scan) -> Iterator[Finding]:
     program, opts = scan.program, scan.opts
     candidates = [
         c
@@ -45,20 +46,24 @@ def check_release_sites(scan: Scan) -> None:
             continue
         if _rolls_back(scan, call):
             continue
-        scan.findings.append(_outside_finding(scan, call))
-    helpers = _helper_releases(scan, allowed, {fx.key(c) for c in candidates})
+        yield _outside_finding(scan, call)
+    helpers, through_helpers = _helper_releases(scan, allowed, {fx.key(c) for c in candidates})
+    yield from through_helpers
     through = f" and {helpers} changed call(s) of a helper that releases" if helpers else ""
     scan.facts.append(
         f"{checked} changed release(s){through}, each in a run finalizer, the coordinator's cleanup or an allowed site"
     )
 
 
-def _helper_releases(scan: Scan, allowed: set[tuple[str, int, str]], direct: set[tuple[str, int, str]]) -> int:
+def _helper_releases(
+    scan: Scan, allowed: set[tuple[str, int, str]], direct: set[tuple[str, int, str]]
+) -> tuple[int, list[Finding]]:
     """A changed call of a helper that releases (`yield* cleanupClaim(db, claim)`, the helper unchanged or
     in a file no rule reviews) releases as surely as the release itself: judged where it is called. A
     release this check judges itself (changed, in a reviewed file) is judged there, once."""
     program, opts = scan.program, scan.opts
     judged = 0
+    found: list[Finding] = []
     for call in fx.in_key_order([c for c in fx.iter_calls(program, scan.changed) if c.changed or scan.widened]):
         if scan.is_release(call) or scan.is_renew(call) or _owns_api(program, call, opts):
             continue
@@ -82,13 +87,13 @@ def _helper_releases(scan: Scan, allowed: set[tuple[str, int, str]], direct: set
         finding = _outside_finding(scan, call)
         via = " → ".join(f"`{c.callee_written}`" for c in path)
         related = (*finding.related, fx.call_loc(release, f"the release it reaches ({via})"))
-        scan.findings.append(dataclasses.replace(
+        found.append(dataclasses.replace(
             finding,
             title=f"`{call.callee}` releases the claim outside the run's final cleanup",
             message=f"`{call.callee}` reaches `{release.callee}` ({release.path}:{release.line}). " + finding.message,
             related=fx.unique_sorted(list(related)),
         ))
-    return judged
+    return judged, found
 
 
 def _rolls_back(scan: Scan, release: Call) -> bool:

@@ -7,18 +7,18 @@ immediately before it is woken, and a failed check must stop it. Its input is th
 compare-and-set on the precise row (id, Session, still unpromoted), never as "the newest input".
 
 This package: the declarations (`spec`), drizzle chain reading (`drizzle`), the wake checks
-(`wakes`), the promotion checks (`promotion`), and here the run and its summary.
+(`wakes`), the promotion checks (`promotion`), and here the family on the engine's template.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Iterator
 
-from reviewer.report.model import Severity
-from reviewer.engine import globs
-from reviewer.engine.api import Family, Options, Outcome
-
-from reviewer.rules import _effect as fx
+from reviewer.engine.api import Family, Options
+from reviewer.engine.template import Reading, Template, violation_summary
+from reviewer.text import plural
+from reviewer.report.model import Finding, Severity
 from reviewer.rules.recovery_revalidation.promotion import PromotionTally, check_promotions
 from reviewer.rules.recovery_revalidation.spec import CHECKS, FAMILY_ID, OPTIONS
 from reviewer.rules.recovery_revalidation.wakes import WakeTally, check_wakes
@@ -32,6 +32,41 @@ def _tokens(opts: Options) -> list[str]:
     return sorted(set(opts.wake_calls) | set(opts.revalidators) | set(opts.input_tables) | set(opts.promoted_columns))
 
 
+@dataclass
+class Run:
+    """One run's state: the files under the recovery paths, and what the checks counted."""
+
+    ctx: "ReviewContext"
+    changed: tuple[str, ...] = ()
+    wakes: WakeTally = field(default_factory=WakeTally)
+    promotions: PromotionTally = field(default_factory=PromotionTally)
+
+
+def _wakes(run: Run) -> Iterator[Finding]:
+    """stale-wake, validation-ignored, validation-swallowed."""
+    return check_wakes(run.ctx, run.ctx.program, run.changed, run.wakes)
+
+
+def _promotions(run: Run) -> Iterator[Finding]:
+    """promotion-by-recency, promotion-not-exact, promotion-unresolved."""
+    return check_promotions(run.ctx, run.ctx.program, run.changed, run.promotions)
+
+
+def _examined(run: Run) -> int:
+    p = run.promotions
+    return run.wakes.wakes + p.exact + p.inexact + p.recency_checked
+
+
+def _unexamined(run: Run, findings: tuple[Finding, ...]) -> str:
+    opts, wakes = run.ctx.opts, run.wakes
+    return (
+        f"no wake ({'/'.join(opts.wake_calls)}) in a per-candidate loop of a recovery entry "
+        f"({plural(wakes.entries, 'entry')} and {plural(wakes.loops, 'candidate loop')} found), and no "
+        f"promotion of {'/'.join(opts.input_tables)} rows, in {plural(len(run.changed), 'file')} under the recovery "
+        "paths"
+    )
+
+
 _PHRASES = {
     "stale-wake": "candidate woken without re-validation",
     "validation-ignored": "re-validation does not gate the wake",
@@ -41,55 +76,42 @@ _PHRASES = {
 }
 
 
-def _plural(n: int, word: str) -> str:
-    if n == 1:
-        return f"{n} {word}"
-    return f"{n} {word[:-1]}ies" if word.endswith("y") else f"{n} {word}s"
-
-
-def run(ctx: "ReviewContext") -> Outcome:
-    opts = ctx.opts
-    paths = tuple(p for p in fx.reviewed_paths(ctx, (), _tokens(opts)) if globs.matches(p, opts.recovery_paths))
-    if not paths:
-        return Outcome("no changed TypeScript file under the recovery paths (" + ", ".join(opts.recovery_paths) + ")")
-    program = ctx.program
-    regions = fx.error_regions(program, ctx, paths, _tokens(opts))
-    first = fx.blocking_region(regions)
-    if first is not None:
-        why = fx.unparsed_summary(first, "wake, re-validation or promotion idioms", "wakes and promotions")
-        return Outcome(why, unreadable=why)
-    wakes = WakeTally()
-    check_wakes(ctx, program, paths, wakes)
-    promotions = PromotionTally()
-    check_promotions(ctx, program, paths, promotions)
-    notes = fx.parse_error_findings(
-        ctx, regions, title="Unparsed region in a file with recovery code", idioms="recovery",
-        unchecked="wakes and promotions",
-    )
-    findings = tuple(sorted(wakes.findings + promotions.findings + notes, key=lambda f: f.sort_key()))
-    promoted = promotions.exact + sum(1 for f in promotions.findings if not f.rule.endswith("by-recency"))
-    examined = wakes.wakes + promoted + promotions.recency_checked
-    if not examined:
-        summary = (
-            f"no wake ({'/'.join(opts.wake_calls)}) in a per-candidate loop of a recovery entry "
-            f"({_plural(wakes.entries, 'entry')} and {_plural(wakes.loops, 'candidate loop')} found), and no "
-            f"promotion of {'/'.join(opts.input_tables)} rows, in {_plural(len(paths), 'file')} under the recovery paths"
-        )
-        return Outcome(summary, findings)
+def _proved(run: Run, findings: tuple[Finding, ...]) -> str:
+    """What was judged, or what was violated; in how many files either way."""
+    wakes, promotions = run.wakes, run.promotions
     blocking = [f for f in findings if f.severity is not Severity.CONSIDER]
     if blocking:
-        summary = fx.violation_summary(blocking, _PHRASES)
-    else:
-        parts = []
-        if wakes.wakes:
-            parts.append(f"{_plural(wakes.wakes, 'wake')} in {_plural(wakes.loops, 'candidate loop')}, "
-                         f"{'each ' if wakes.wakes > 1 else ''}gated by a re-validation")
-        if promotions.exact:
-            parts.append(f"{_plural(promotions.exact, 'promotion')} by exact CAS (id, Session, unpromoted)")
-        if promotions.recency_checked:
-            parts.append(f"{_plural(promotions.recency_checked, 'promotion')} whose row comes from no newest-first read")
-        summary = "; ".join(parts)
-    return Outcome(summary + f" ({_plural(len(paths), 'file')})", findings, examined=examined)
+        return violation_summary(blocking, _PHRASES) + f" ({plural(len(run.changed), 'file')})"
+    parts = []
+    if wakes.wakes:
+        parts.append(f"{plural(wakes.wakes, 'wake')} in {plural(wakes.loops, 'candidate loop')}, "
+                     f"{'each ' if wakes.wakes > 1 else ''}gated by a re-validation")
+    if promotions.exact:
+        parts.append(f"{plural(promotions.exact, 'promotion')} by exact CAS (id, Session, unpromoted)")
+    if promotions.recency_checked:
+        parts.append(f"{plural(promotions.recency_checked, 'promotion')} whose row comes from no newest-first read")
+    return "; ".join(parts) + f" ({plural(len(run.changed), 'file')})"
+
+
+TEMPLATE = Template(
+    reading=Reading(
+        idioms="recovery",
+        unchecked="wakes and promotions",
+        region_title="Unparsed region in a file with recovery code",
+        tokens=_tokens,
+        within="recovery_paths",
+    ),
+    nothing=lambda ctx: (
+        "no changed TypeScript file under the recovery paths (" + ", ".join(ctx.opts.recovery_paths) + ")"
+    ),
+    start=Run,
+    checks=(_wakes, _promotions),
+    examined=_examined,
+    unexamined=_unexamined,
+    proved=_proved,
+    phrases=None,  # `_proved` words violations too, with the file count
+    notes_everywhere=True,
+)
 
 
 FAMILY = Family(
@@ -99,6 +121,6 @@ FAMILY = Family(
         "input is promoted by an exact compare-and-set (id, Session, unpromoted), never by recency."
     ),
     checks=CHECKS,
-    run=run,
+    run=TEMPLATE.run,
     options=OPTIONS,
 )

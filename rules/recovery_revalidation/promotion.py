@@ -4,8 +4,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Iterator, Sequence
 
 from reviewer.report.model import Finding, Location
 from reviewer.engine.api import Options
@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 @dataclass
 class PromotionTally:
     exact: int = 0
-    findings: list[Finding] = field(default_factory=list)
+    inexact: int = 0  # promotions judged and found not exact, or not readable
     recency_checked: int = 0
 
 
@@ -34,7 +34,9 @@ def _loc(chain: Sequence[Call], note: str = "") -> Location:
     return fx.loc(chain[0].path, line, end, note)
 
 
-def check_promotions(ctx: "ReviewContext", program: Program, paths: Sequence[str], tally: PromotionTally) -> None:
+def check_promotions(
+    ctx: "ReviewContext", program: Program, paths: Sequence[str], tally: PromotionTally
+) -> Iterator[Finding]:
     opts = ctx.opts
     for module in fx.modules(program, paths):
         for call in module.calls():
@@ -43,12 +45,15 @@ def check_promotions(ctx: "ReviewContext", program: Program, paths: Sequence[str
             chain = dz.whole(call)
             if dz.promotion_set(program, chain, opts) is None:
                 continue
-            _judge_exact(ctx, program, chain, tally)
+            finding = _judge_exact(ctx, program, chain, tally)
+            if finding is not None:
+                tally.inexact += 1
+                yield finding
         for function in module.functions():
-            _judge_recency(ctx, program, function, tally)
+            yield from _judge_recency(ctx, program, function, tally)
 
 
-def _judge_exact(ctx: "ReviewContext", program: Program, chain: Sequence[Call], tally: PromotionTally) -> None:
+def _judge_exact(ctx: "ReviewContext", program: Program, chain: Sequence[Call], tally: PromotionTally) -> Finding | None:
     opts = ctx.opts
     where = dz.where_of(chain)
     table = dz.chain_table(program, chain) or "?"
@@ -68,7 +73,7 @@ def _judge_exact(ctx: "ReviewContext", program: Program, chain: Sequence[Call], 
             missing.append(f"the unpromoted predicate (`isNull` on {'/'.join(opts.promoted_columns)})")
         if missing and found.unread:
             unread = ", ".join(f"`{e.written}`" for e in found.unread[:2])
-            tally.findings.append(
+            return (
                 ctx.finding(
                     "promotion-unresolved",
                     title=f"Promotion of {table} in {owner}: `where` not fully readable",
@@ -82,12 +87,11 @@ def _judge_exact(ctx: "ReviewContext", program: Program, chain: Sequence[Call], 
                     anchor=f"promotion-unresolved|{head.normalized}",
                 )
             )
-            return
         got = f"has `where` `{where.written}`"
     if not missing:
         tally.exact += 1
-        return
-    tally.findings.append(
+        return None
+    return (
         ctx.finding(
             "promotion-not-exact",
             title=f"Promotion of {table} in {owner} is not an exact compare-and-set",
@@ -147,7 +151,7 @@ def _promotions(program: Program, function: Function, opts: Options) -> list[tup
     return out
 
 
-def _judge_recency(ctx: "ReviewContext", program: Program, function: Function, tally: PromotionTally) -> None:
+def _judge_recency(ctx: "ReviewContext", program: Program, function: Function, tally: PromotionTally) -> Iterator[Finding]:
     opts = ctx.opts
     promotions = _promotions(program, function, opts)
     if not promotions:
@@ -161,7 +165,7 @@ def _judge_recency(ctx: "ReviewContext", program: Program, function: Function, t
             if not any(mentions_name(expr, name) for expr in choosers):
                 continue
             read_loc = _loc(read, "newest-first single-row read")
-            tally.findings.append(
+            yield (
                 ctx.finding(
                     "promotion-by-recency",
                     title=f"`{promotion.callee_written}` promotes the newest row, not the recovery's row",

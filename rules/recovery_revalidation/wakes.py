@@ -12,7 +12,7 @@ did before calling it.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Iterator, Sequence
 
 from reviewer.report.model import Finding
@@ -34,7 +34,6 @@ class WakeTally:
     loops: int = 0
     wakes: int = 0
     gated: int = 0
-    findings: list[Finding] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -191,7 +190,7 @@ def swallowed_by(program: Program, check: Call, opts: Options) -> Expr | None:
 # ------------------------------------------------------------------ the check
 
 
-def check_wakes(ctx: "ReviewContext", program: Program, paths: Sequence[str], tally: WakeTally) -> None:
+def check_wakes(ctx: "ReviewContext", program: Program, paths: Sequence[str], tally: WakeTally) -> Iterator[Finding]:
     opts = ctx.opts
     allowed = frozenset(paths) | frozenset(ctx.changeset.by_path)
     seen: set[tuple] = set()
@@ -209,7 +208,7 @@ def check_wakes(ctx: "ReviewContext", program: Program, paths: Sequence[str], ta
                     if finding is None:
                         tally.gated += 1
                     else:
-                        tally.findings.append(finding)
+                        yield finding
 
 
 def _judge(ctx: "ReviewContext", program: Program, loop: Loop, step: Step, wake: Call) -> Finding | None:

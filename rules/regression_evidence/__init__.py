@@ -12,15 +12,17 @@ answers for all of them.
 
 This package: the declarations (`spec`), workspace package resolution
 (`packages`), the targets (`targets`), the exercise question (`exercise`),
-and here the run and the messages.
+and here the family on the engine's template and the messages.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Iterator
 
 from reviewer.engine import globs
-from reviewer.engine.api import Family, Outcome
+from reviewer.engine.api import Family
+from reviewer.engine.template import Reading, Template, changed_hunks
 from reviewer.report.model import Finding, Location
 from reviewer.typescript import Call, Program, names_in
 
@@ -36,68 +38,111 @@ if TYPE_CHECKING:
 _PACKAGES_MEMO = "regression-evidence:packages"
 
 
-def run(ctx: "ReviewContext") -> Outcome:
-    opts = ctx.opts
-    is_test = lambda path: globs.matches(path, opts.test_globs)  # noqa: E731
-    changed_ts = ctx.changeset.source_paths()
-    tests = tuple(p for p in changed_ts if is_test(p) and ctx.patched.exists(p))
-    production = tuple(p for p in changed_ts if not is_test(p) and ctx.patched.exists(p))
-    program = ctx.program
-    targets = finding_targets(ctx.prior, FAMILY_ID, lambda p: fx.is_source(p) and not is_test(p),
+@dataclass
+class Run:
+    """One run's state: the changed tests, what they must exercise, and what was found of it."""
+
+    ctx: "ReviewContext"
+    changed: tuple[str, ...] = ()  # the changed test files (set by the template)
+    production: tuple[str, ...] = ()  # the changed production files
+    targets: list[Target] = field(default_factory=list)
+    groups: list[list[Target]] = field(default_factory=list)
+    facts: list[str] = field(default_factory=list)  # `target exercised by test (how)`
+    untested: int = 0
+    unproven: int = 0
+
+    def is_test(self, path: str) -> bool:
+        return globs.matches(path, self.ctx.opts.test_globs)
+
+
+def _tests(run: Run) -> tuple[str, ...]:
+    ctx = run.ctx
+    changed = ctx.changeset.source_paths()
+    run.production = tuple(p for p in changed if not run.is_test(p) and ctx.patched.exists(p))
+    return tuple(p for p in changed if run.is_test(p) and ctx.patched.exists(p))
+
+
+def _prepare(run: Run) -> None:
+    ctx = run.ctx
+    targets = finding_targets(ctx.prior, FAMILY_ID, lambda p: fx.is_source(p) and not run.is_test(p),
                               lambda f: _in_change(ctx, f))
     # A guard on the lines of a must-fix finding is that finding's code: one question, asked once.
-    found = [t for t in targets]
-    targets += [g for g in guard_targets(program, ctx.base_program, production, opts)
+    found = list(targets)
+    targets += [g for g in guard_targets(ctx.program, ctx.base_program, run.production, ctx.opts)
                 if not any(t.path == g.path and t.line <= g.line and g.end_line <= t.end_line for t in found)]
-    if not targets:
-        return Outcome(
-            "no must-fix finding of another family in production TypeScript and no changed guard "
-            f"(`{'`/`'.join(opts.guard_hooks)}` hook, compare-and-set `where` on "
-            f"{'/'.join(opts.cas_tables)}, lease renewal schedule) in {len(production)} changed production file(s)"
-        )
+    run.targets = targets
+    run.groups = _groups(ctx.program, targets) if targets else []
+
+
+def _exercised(run: Run) -> Iterator[Finding]:
+    """untested-finding, untested-guard, exercise-unproven, exercise-unresolved: one question per declaration."""
+    if not run.targets:
+        return
+    ctx, program, tests = run.ctx, run.ctx.program, run.changed
     memo = program.memo(_PACKAGES_MEMO)
     if "packages" not in memo:
         memo["packages"] = read_packages(ctx.patched.paths(), ctx.patched.text)
     resolver = Resolver(program, memo["packages"], ctx.patched.exists)
-    exercise = Exercise(program, resolver, tests, opts.max_depth)
-    findings: list[Finding] = []
-    facts: list[str] = []
-    untested = unproven = 0
-    groups = _groups(program, targets)
-    for group in groups:
+    exercise = Exercise(program, resolver, tests, ctx.opts.max_depth)
+    for group in run.groups:
         first = group[0]
         verdict = exercise.verdict(first.path, first.line, first.end_line)
         if verdict.exercised_by is not None:
             test, how = verdict.exercised_by
-            facts.append(f"{_short(first)} exercised by {test} ({how})")
+            run.facts.append(f"{_short(first)} exercised by {test} ({how})")
             continue
         if verdict.importing or verdict.loading is not None:
             # Imported but not shown to run it: a registry or a layer built elsewhere may still reach
             # it, so this is a note for a reviewer, never a blocking claim.
-            findings.append(_unproven(ctx, exercise, group, verdict))
-            unproven += 1
+            run.unproven += 1
+            yield _unproven(ctx, exercise, group, verdict)
             continue
-        untested += 1
-        findings.append(_finding(ctx, exercise, group, verdict, tests))
-    if untested:
-        findings.extend(_unresolved(ctx, exercise, tests))
-    regions = fx.error_regions(program, ctx, tests, ())
-    findings.extend(
-        fx.parse_error_findings(
-            ctx, regions, title="Unparsed region in a changed test", idioms="test", unchecked="calls to production code"
-        )
+        run.untested += 1
+        yield _finding(ctx, exercise, group, verdict, tests)
+    if run.untested:
+        yield from _unresolved(ctx, exercise, tests)
+
+
+def _unexamined(run: Run, findings: tuple[Finding, ...]) -> str:
+    opts = run.ctx.opts
+    return (
+        "no must-fix finding of another family in production TypeScript and no changed guard "
+        f"(`{'`/`'.join(opts.guard_hooks)}` hook, compare-and-set `where` on "
+        f"{'/'.join(opts.cas_tables)}, lease renewal schedule) in {len(run.production)} changed production file(s)"
     )
-    findings.sort(key=lambda f: f.sort_key())
+
+
+def _proved(run: Run, findings: tuple[Finding, ...]) -> str:
+    targets, facts = run.targets, run.facts
     n_findings = sum(1 for t in targets if t.finding is not None)
     basis = (f"{n_findings} must-fix finding(s) and {len(targets) - n_findings} changed guard(s) in "
-             f"{len(groups)} declaration(s) against {len(tests)} changed test file(s)")
+             f"{len(run.groups)} declaration(s) against {len(run.changed)} changed test file(s)")
     if len(facts) > 4:
         facts = facts[:4] + [f"{len(facts) - 4} more"]
-    counts = [f"{untested} no changed test can run"] if untested else []
-    counts += [f"{unproven} not shown to be run (see the notes)"] if unproven else []
+    counts = [f"{run.untested} no changed test can run"] if run.untested else []
+    counts += [f"{run.unproven} not shown to be run (see the notes)"] if run.unproven else []
     exercised = f"exercised: {'; '.join(facts)}" if facts else ""
-    summary = f"{basis}: " + "; ".join(counts + [exercised] if exercised else counts)
-    return Outcome(summary, tuple(findings), examined=len(targets))
+    return f"{basis}: " + "; ".join(counts + [exercised] if exercised else counts)
+
+
+TEMPLATE = Template(
+    reading=Reading(
+        idioms="test",
+        unchecked="calls to production code",
+        region_title="Unparsed region in a changed test",
+        tokens=lambda opts: (),  # a region of a test hides a call, never a violation: a note, never `error`
+        paths=_tests,
+    ),
+    nothing=None,  # no changed test is itself what the family reports
+    start=Run,
+    prepare=_prepare,
+    checks=(_exercised,),
+    examined=lambda run: len(run.targets),
+    unexamined=_unexamined,
+    proved=_proved,
+    phrases=None,  # the basis counts what no changed test can run
+    notes_everywhere=True,
+)
 
 
 def _in_change(ctx: "ReviewContext", finding: Finding) -> bool:
@@ -210,7 +255,7 @@ def _nearest(ctx: "ReviewContext", exercise: Exercise, production: str, verdict:
     note = f"nearest test the patch changed ({imports}){stand_in}"
     if case is not None:
         return fx.call_loc(case, note)
-    hunks = fx.changed_hunks(ctx, test, note)
+    hunks = changed_hunks(ctx, test, note)
     return hunks[0] if hunks else None
 
 
@@ -240,7 +285,7 @@ def _unresolved(ctx: "ReviewContext", exercise: Exercise, tests: tuple[str, ...]
         specs = exercise.unresolved(test)
         if not specs:
             continue
-        hunks = fx.changed_hunks(ctx, test, "the patch changed this test here")
+        hunks = changed_hunks(ctx, test, "the patch changed this test here")
         shown = ", ".join(f"`{s}`" for s in specs)
         out.append(
             ctx.finding(
@@ -261,7 +306,7 @@ FAMILY = Family(
     id=FAMILY_ID,
     summary="Every must-fix finding and every changed recovery guard is exercised by a test the patch changed.",
     checks=CHECKS,
-    run=run,
+    run=TEMPLATE.run,
     options=OPTIONS,
     after_findings=True,
 )

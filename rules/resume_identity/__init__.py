@@ -19,8 +19,9 @@ from typing import TYPE_CHECKING
 
 from reviewer.engine import globs
 
-from reviewer.report.model import Severity
-from reviewer.engine.api import Family, Options, Outcome
+from reviewer.engine.api import Family, Options
+from reviewer.engine.template import Reading, Template, reviewed_paths, violation_summary
+from reviewer.report.model import Finding, Severity
 
 from reviewer.rules import _effect as fx
 from reviewer.rules.resume_identity.confirm import check_confirm
@@ -34,14 +35,6 @@ if TYPE_CHECKING:
     from reviewer.engine.context import ReviewContext
 
 
-_VIOLATION_PHRASES = {
-    "newest-as-identity": "resumed state chosen as the newest",
-    "corrupt-state-as-empty": "corrupt persisted state read as empty",
-    "resume-unconfirmed": "resume without explicit confirmation",
-    "cursor-not-invalidated": "resume cursor kept after its session is destroyed",
-}
-
-
 def _idiom_tokens(opts: Options) -> list[str]:
     """Names whose presence in an unparsed region means it may hide a violation of this family."""
     names = (
@@ -51,12 +44,13 @@ def _idiom_tokens(opts: Options) -> list[str]:
     return sorted({fx.strip_call_marks(n) for n in names} | {"orderBy", "sort", "toSorted"})
 
 
-def _reviewed_paths(ctx: "ReviewContext", opts: Options) -> tuple[str, ...]:
+def _reviewed_paths(scan: Scan) -> tuple[str, ...]:
     """The changed TypeScript files; under `--scope all` also every file of recovery code: under
     `state_paths`, naming a resume word in any case, or naming a cursor field. The family's other idioms
     (`JSON.parse`, `sort`, `updatedAt`) are everywhere, and judging every file that writes one would
     build the model of most of the tree for checks that need a resume word to report anything."""
-    changed = fx.reviewed_paths(ctx, opts.ignore_paths, ())
+    ctx, opts = scan.ctx, scan.opts
+    changed = reviewed_paths(ctx, opts.ignore_paths, ())
     if not ctx.widened:
         return changed
     words = [w.lower() for w in opts.resume_words if w]
@@ -69,55 +63,59 @@ def _reviewed_paths(ctx: "ReviewContext", opts: Options) -> tuple[str, ...]:
     return tuple(sorted(set(changed) | {p for p in named if not globs.matches(p, opts.ignore_paths)}))
 
 
-def run(ctx: "ReviewContext") -> Outcome:
-    opts = ctx.opts
-    tokens = _idiom_tokens(opts)
-    paths = _reviewed_paths(ctx, opts)
-    if not paths:
-        return Outcome("no changed TypeScript file")
-    program = ctx.program
-    regions = fx.error_regions(program, ctx, paths, tokens)
-    first = fx.blocking_region(regions)
-    if first is not None:
-        why = fx.unparsed_summary(first, "resume idioms", "newest picks, decode fallbacks and resume cursors")
-        return Outcome(why, unreadable=why)
-    scope = tuple(sorted(set(paths) | set(fx.imported_paths(program, paths))))
-    scan = Scan(ctx, program, opts, paths, scope)
-    check_newest(scan)
-    check_corrupt(scan)
-    check_confirm(scan)
-    check_cursor(scan)
-    scan.findings.extend(
-        fx.parse_error_findings(
-            ctx,
-            regions,
-            title="Unparsed region in a file with resume idioms",
-            idioms="resume",
-            unchecked="newest picks, decode fallbacks and resume cursors",
-        )
-    )
-    findings = tuple(sorted(scan.findings, key=lambda f: f.sort_key()))
+def _prepare(scan: Scan) -> None:
+    scan.scope = tuple(sorted(set(scan.paths) | set(fx.imported_paths(scan.program, scan.paths))))
+
+
+_PHRASES = {
+    "newest-as-identity": "resumed state chosen as the newest",
+    "corrupt-state-as-empty": "corrupt persisted state read as empty",
+    "resume-unconfirmed": "resume without explicit confirmation",
+    "cursor-not-invalidated": "resume cursor kept after its session is destroyed",
+}
+
+
+def _proved(scan: Scan, findings: tuple[Finding, ...]) -> str:
+    """What was judged or violated, and whether resume confirmation is configured at all."""
     blocking = [f for f in findings if f.severity is not Severity.CONSIDER]
-    examined = sum(scan.examined.values())
     if blocking:
-        summary = fx.violation_summary(blocking, _VIOLATION_PHRASES)
-    elif examined:
+        summary = violation_summary(blocking, _PHRASES)
+    elif sum(scan.examined.values()):
         summary = "judged " + ", ".join(f"{n} {kind}" for kind, n in sorted(scan.examined.items()))
     else:
         summary = (
             "no changed code picks the newest row or file by a time column, decodes persisted state with a "
             "fallback, destroys a session while a resume cursor is persisted"
-            + (", or defines a resume entry point" if opts.confirmation_field else "")
+            + (", or defines a resume entry point" if scan.opts.confirmation_field else "")
         )
-    if not opts.confirmation_field:
+    if not scan.opts.confirmation_field:
         summary += "; resume confirmation not configured (confirmation_field is empty)"
-    return Outcome(summary, findings, examined=examined)
+    return summary
+
+
+TEMPLATE = Template(
+    reading=Reading(
+        idioms="resume",
+        unchecked="newest picks, decode fallbacks and resume cursors",
+        region_title="Unparsed region in a file with resume idioms",
+        tokens=_idiom_tokens,
+        paths=_reviewed_paths,
+    ),
+    start=lambda ctx: Scan(ctx, ctx.program, ctx.opts),
+    prepare=_prepare,
+    checks=(check_newest, check_corrupt, check_confirm, check_cursor),
+    examined=lambda scan: sum(scan.examined.values()),
+    unexamined=_proved,
+    proved=_proved,
+    phrases=None,  # `_proved` words violations too, with the configuration it lacks
+    notes_everywhere=True,
+)
 
 
 FAMILY = Family(
     id=FAMILY_ID,
     summary="Recovery state is matched by explicit identity, never by recency, and corrupt state is an error, never empty.",
     checks=CHECKS,
-    run=run,
+    run=TEMPLATE.run,
     options=OPTIONS,
 )

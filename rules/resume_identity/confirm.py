@@ -8,13 +8,16 @@ when it, or every caller of it in scope, reads the confirmation field.
 
 from __future__ import annotations
 
+from typing import Iterator
+
+from reviewer.report.model import Finding
 from reviewer.typescript import Function, callers_of
 
 from reviewer.rules import _effect as fx
 from reviewer.rules.resume_identity.words import Scan, says_resume, stems
 
 
-def check_confirm(scan: Scan) -> None:
+def check_confirm(scan: Scan) -> Iterator[Finding]:
     flag = scan.opts.confirmation_field
     if not flag:
         return
@@ -31,7 +34,7 @@ def check_confirm(scan: Scan) -> None:
             callers = callers_of(scan.program, fn, scan.scope)
             if callers and all(_confirmed(c.enclosing, flag) for c in callers):
                 continue
-            _report(scan, fn, flag)
+            yield from _report(scan, fn, flag)
 
 
 def _confirmed(fn: Function | None, flag: str) -> bool:
@@ -39,8 +42,8 @@ def _confirmed(fn: Function | None, flag: str) -> bool:
     return outer is not None and fx.mentions(outer.expr, flag)
 
 
-def _report(scan: Scan, fn: Function, flag: str) -> None:
-    scan.findings.append(
+def _report(scan: Scan, fn: Function, flag: str) -> Iterator[Finding]:
+    yield (
         scan.ctx.finding(
             "resume-unconfirmed",
             title="Resume does not require explicit confirmation",

@@ -19,6 +19,9 @@ file is under `state_paths`, or the function around it says resume.
 
 from __future__ import annotations
 
+from typing import Iterator
+
+from reviewer.report.model import Finding
 from reviewer.typescript import Call, Expr, Function, exits, guard_path
 
 from reviewer.engine import globs
@@ -28,16 +31,16 @@ from reviewer.rules.resume_identity.words import Scan, is_empty, says_resume, st
 _MISSING = ("notfound", "enoent", "nosuchfile", "missing", "noentry")
 
 
-def check_corrupt(scan: Scan) -> None:
+def check_corrupt(scan: Scan) -> Iterator[Finding]:
     opts = scan.opts
     decoders, reads = opts.decoders, opts.state_reads
     resume = stems(opts.resume_words)
     seen: set[tuple[str, int]] = set()
     for call in fx.iter_calls(scan.program, scan.paths):
         if _is_fallback(scan, call):
-            _fallback(scan, call, decoders, reads, resume, seen)
+            yield from _fallback(scan, call, decoders, reads, resume, seen)
         elif fx.matches(call.callee, decoders):
-            _try_catch(scan, call, reads, resume, seen)
+            yield from _try_catch(scan, call, reads, resume, seen)
 
 
 # ------------------------------------------------------------------ combinators
@@ -53,7 +56,7 @@ def _is_fallback(scan: Scan, call: Call) -> bool:
 def _fallback(
     scan: Scan, call: Call, decoders: tuple[str, ...], reads: tuple[str, ...], resume: tuple[str, ...],
     seen: set[tuple[str, int]],
-) -> None:
+) -> Iterator[Finding]:
     args = call.args
     if not args or not _recovery_state(scan, call, resume):
         return
@@ -72,7 +75,7 @@ def _fallback(
     scan.count("decode fallbacks in recovery code")
     if not _persisted(scan, protected, decoders, reads):
         return
-    _report(scan, call, decode, empty, f"`{call.written}`", seen)
+    yield from _report(scan, call, decode, empty, f"`{call.written}`", seen)
 
 
 def _empty_result(handler: Expr) -> Expr | None:
@@ -170,7 +173,7 @@ def _recovery_state(scan: Scan, at: Call, resume: tuple[str, ...]) -> bool:
 
 def _try_catch(
     scan: Scan, decode: Call, reads: tuple[str, ...], resume: tuple[str, ...], seen: set[tuple[str, int]]
-) -> None:
+) -> Iterator[Finding]:
     fn = decode.enclosing
     if fn is None or not (scan.ctx.widened or fn.changed):
         return
@@ -197,7 +200,7 @@ def _try_catch(
             return
         value = end.value.written if end.value is not None else "nothing"
         where = fx.loc(decode.path, end.line, end.line, "the catch returns an empty value here")
-        _report(scan, decode, decode.expr, end.value, f"the `catch` returning `{value}` at line {end.line}", seen, where)
+        yield from _report(scan, decode, decode.expr, end.value, f"the `catch` returning `{value}` at line {end.line}", seen, where)
         return
 
 
@@ -211,7 +214,7 @@ def _line_changed(scan: Scan, fn: Function, line: int) -> bool:
 def _report(
     scan: Scan, at: Call, decode: Expr, empty: Expr | None, how: str, seen: set[tuple[str, int]],
     related_catch=None,
-) -> None:
+) -> Iterator[Finding]:
     key = (at.path, at.line)
     if key in seen:
         return
@@ -220,7 +223,7 @@ def _report(
     related = [related_catch] if related_catch is not None else []
     if decode.line != at.line:
         related.append(fx.loc(decode.path, decode.line, decode.end_line, "the decode whose failure is swallowed"))
-    scan.findings.append(
+    yield (
         scan.ctx.finding(
             "corrupt-state-as-empty",
             title="Corrupt persisted state is read as empty",

@@ -13,13 +13,16 @@ write, over the changed files and the files they import.
 
 from __future__ import annotations
 
+from typing import Iterator
+
+from reviewer.report.model import Finding
 from reviewer.typescript import Callback, Call, Function, callers_of
 
 from reviewer.rules import _effect as fx
 from reviewer.rules.resume_identity.words import Scan, is_empty
 
 
-def check_cursor(scan: Scan) -> None:
+def check_cursor(scan: Scan) -> Iterator[Finding]:
     fields = scan.opts.cursor_fields
     writes = [cb for f in fields for cb in scan.program.callbacks(f, scan.scope) if not is_empty(cb.value)]
     if not writes:
@@ -43,7 +46,7 @@ def check_cursor(scan: Scan) -> None:
         scan.count("session destroy handlers")
         if _clears(scan, fn, fields):
             continue
-        _report(scan, fn, call, does, writes)
+        yield from _report(scan, fn, call, does, writes)
 
 
 def _clears(scan: Scan, fn: Function, fields: tuple[str, ...]) -> bool:
@@ -67,10 +70,10 @@ def _mentions_cursor(fn: Function, fields: tuple[str, ...]) -> bool:
     return False
 
 
-def _report(scan: Scan, fn: Function, call: Call, does: str, writes: list[Callback]) -> None:
+def _report(scan: Scan, fn: Function, call: Call, does: str, writes: list[Callback]) -> Iterator[Finding]:
     field = writes[0].prop
     related = [fx.loc(cb.path, cb.line, cb.end_line, f"`{cb.prop}` is persisted here") for cb in writes[:2]]
-    scan.findings.append(
+    yield (
         scan.ctx.finding(
             "cursor-not-invalidated",
             title="Resume cursor is not cleared when its session is destroyed",

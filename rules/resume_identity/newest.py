@@ -13,6 +13,9 @@ comparison in a filter pins the pick to one entity and makes it fine.
 from __future__ import annotations
 
 import re
+from typing import Iterator
+
+from reviewer.report.model import Finding
 
 from reviewer.typescript import Call, Expr, arguments_of, consumer, exits, later_uses, names_in, statement_of
 
@@ -23,19 +26,19 @@ _SORTS = ("sort", "toSorted")
 _FIRST_LINKS = ("at", "find", "findLast", "shift")
 
 
-def check_newest(scan: Scan) -> None:
+def check_newest(scan: Scan) -> Iterator[Finding]:
     resume = stems(scan.opts.resume_words)
     for call in fx.iter_calls(scan.program, scan.paths):
         if call.method == "orderBy":
-            _query(scan, call, resume)
+            yield from _query(scan, call, resume)
         elif call.method in _SORTS:
-            _sorted(scan, call, resume)
+            yield from _sorted(scan, call, resume)
 
 
 # ------------------------------------------------------------------ drizzle
 
 
-def _query(scan: Scan, order: Call, resume: tuple[str, ...]) -> None:
+def _query(scan: Scan, order: Call, resume: tuple[str, ...]) -> Iterator[Finding]:
     args = arguments_of(scan.program, order)
     first = args[0] if args else None
     key = first.call if first is not None else None
@@ -59,10 +62,10 @@ def _query(scan: Scan, order: Call, resume: tuple[str, ...]) -> None:
     if pinned:
         return
     if unknown is not None:
-        _unresolved(scan, end, unknown, why)
+        yield from _unresolved(scan, end, unknown, why)
         return
     taken = "`.limit(1)`" if pick.method == "limit" else "`.get()`"
-    _report(scan, end, f"The query ordered by `{key.written}` keeps only its first row ({taken})", why, line=order.args[0].line)
+    yield from _report(scan, end, f"The query ordered by `{key.written}` keeps only its first row ({taken})", why, line=order.args[0].line)
 
 
 def _takes_one(scan: Scan, call: Call) -> bool:
@@ -97,7 +100,7 @@ def _pinned(scan: Scan, order: Call) -> tuple[bool, Call | None]:
 _ROOT = re.compile(r"^\(*([A-Za-z_$][\w$]*)\.([\w$.]+)")
 
 
-def _sorted(scan: Scan, sort: Call, resume: tuple[str, ...]) -> None:
+def _sorted(scan: Scan, sort: Call, resume: tuple[str, ...]) -> Iterator[Finding]:
     args = sort.args
     comparator = args[0].function if len(args) == 1 else None
     if comparator is None or len(comparator.params) != 2:
@@ -115,7 +118,7 @@ def _sorted(scan: Scan, sort: Call, resume: tuple[str, ...]) -> None:
     why = _resumed(scan, where, resume, taken)
     if why is None or _filtered_by_identity(scan, sort, where):
         return
-    _report(scan, sort, f"`{sort.written}` sorts by `{column}` newest first and `{taken}` keeps the first", why, where, line=args[0].line)
+    yield from _report(scan, sort, f"`{sort.written}` sorts by `{column}` newest first and `{taken}` keeps the first", why, where, line=args[0].line)
 
 
 def _descending_by(scan: Scan, comparator) -> str | None:
@@ -217,11 +220,11 @@ def _takes(call: Call, use: Expr) -> bool:
 # ------------------------------------------------------------------ findings
 
 
-def _report(scan: Scan, at: Call, how: str, why: str, pick: Call | Expr | None = None, line: int = 0) -> None:
+def _report(scan: Scan, at: Call, how: str, why: str, pick: Call | Expr | None = None, line: int = 0) -> Iterator[Finding]:
     related = []
     if pick is not None and pick is not at:
         related.append(fx.loc(pick.path, pick.line, pick.end_line, "the first of the sorted list is taken here"))
-    scan.findings.append(
+    yield (
         scan.ctx.finding(
             "newest-as-identity",
             title="Resumed state is chosen as the newest, not by identity",
@@ -244,8 +247,8 @@ def _report(scan: Scan, at: Call, how: str, why: str, pick: Call | Expr | None =
     )
 
 
-def _unresolved(scan: Scan, at: Call, unknown: Call, why: str) -> None:
-    scan.findings.append(
+def _unresolved(scan: Scan, at: Call, unknown: Call, why: str) -> Iterator[Finding]:
+    yield (
         scan.ctx.finding(
             "identity-unresolved",
             title="Newest pick filtered by conditions the reviewer cannot read",

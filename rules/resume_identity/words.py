@@ -6,7 +6,6 @@ import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Iterable
 
-from reviewer.report.model import Finding
 from reviewer.engine.api import Options
 from reviewer.typescript import Call, Expr, Function, Program
 
@@ -29,10 +28,13 @@ class Scan:
     ctx: "ReviewContext"
     program: Program
     opts: Options
-    paths: tuple[str, ...]  # the TypeScript files judged (changed, or all named under --scope all)
-    scope: tuple[str, ...]  # those and the files they import
-    findings: list[Finding] = field(default_factory=list)
+    changed: tuple[str, ...] = ()  # the files judged (changed, or all named under --scope all): set by the template
+    scope: tuple[str, ...] = ()  # those and the files they import (`prepare`)
     examined: dict[str, int] = field(default_factory=dict)  # construct kind -> how many were judged
+
+    @property
+    def paths(self) -> tuple[str, ...]:
+        return self.changed
 
     def count(self, kind: str) -> None:
         self.examined[kind] = self.examined.get(kind, 0) + 1

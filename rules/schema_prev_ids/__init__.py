@@ -35,20 +35,20 @@ uses from its siblings, and none imports this `__init__`:
 * `migrations`: the migration directory and its registry;
 * `chains`: drizzle-kit folder chains (v1 folders, legacy journals);
 * `ddl`: table-declaration changes without a snapshot change, and the reverse;
-* here: the entry point `run` and `FAMILY`.
+* here: the checks in the order the engine's template runs them, and `FAMILY`.
 """
 
 from __future__ import annotations
 
 import posixpath
 
-from reviewer.engine.context import ReviewContext
-from reviewer.report.model import Severity
-from reviewer.engine.api import Family, Outcome
+from reviewer.report.model import Finding, Severity
+from reviewer.engine.api import Family
+from reviewer.engine.template import Template
 from reviewer.rules.schema_prev_ids.chains import check_chain, check_v1_snapshots_present, find_chains
 from reviewer.rules.schema_prev_ids.ddl import check_ddl, check_snapshot_without_ddl
 from reviewer.rules.schema_prev_ids.migrations import check_migrations
-from reviewer.rules.schema_prev_ids.snapshots import SingleResult, check_single, short
+from reviewer.rules.schema_prev_ids.snapshots import check_single, short
 from reviewer.rules.schema_prev_ids.spec import CHECKS, FAMILY_ID, OPTIONS
 from reviewer.rules.schema_prev_ids.state import State
 
@@ -56,49 +56,66 @@ from reviewer.rules.schema_prev_ids.state import State
 # --------------------------------------------------------------------------- entry point
 
 
-def run(ctx: ReviewContext) -> Outcome:
-    st = State(ctx, ctx.changeset.by_either_path)
-    parts: list[str] = []
-
-    singles: list[SingleResult] = []
+def _snapshots(st: State) -> list[Finding]:
+    """Single-file snapshots: `prevIds` names the base id, the id is fresh."""
     for path in sorted(set(st.opt("snapshots"))):
         res = check_single(st, path)
         if res is not None:
-            singles.append(res)
+            st.singles.append(res)
             shown = ", ".join(short(i) for i in res.snapshot.prev_ids)
             if res.expected and list(res.snapshot.prev_ids) == list(res.expected):
                 what = "--expect-prev-id" if st.opt("expect_prev_id") else ("base id" if res.base else "root id")
-                parts.append(f"{posixpath.basename(path)} prevIds = [{shown}] = {what}, id {short(res.snapshot.id)} fresh")
+                st.parts.append(f"{posixpath.basename(path)} prevIds = [{shown}] = {what}, id {short(res.snapshot.id)} fresh")
+    return st.taken()
 
-    parts.extend(check_migrations(st, singles[0] if singles else None))
 
+def _migrations(st: State) -> list[Finding]:
+    """The migration directory and its registry."""
+    st.parts.extend(check_migrations(st, st.singles[0] if st.singles else None))
+    return st.taken()
+
+
+def _chains(st: State) -> list[Finding]:
+    """drizzle-kit folder chains: every parent resolves, no duplicate id, one root; v1 folders complete."""
     for chain in find_chains(st):
         summary = check_chain(st, chain)
         if summary:
-            parts.append(summary)
+            st.parts.append(summary)
     check_v1_snapshots_present(st)
+    return st.taken()
 
-    ddl_files = check_ddl(st, parts)
-    check_snapshot_without_ddl(st, singles, ddl_files)
 
-    findings = tuple(sorted(st.findings, key=lambda f: f.sort_key()))
-    if st.errors:
-        return Outcome("; ".join(st.errors), findings, unreadable="; ".join(st.errors))
-    if not st.touched:
-        return Outcome("no snapshot, migration or table-declaration file changed")
+def _ddl(st: State) -> list[Finding]:
+    """A DDL change comes with a snapshot change, and the reverse."""
+    ddl_files = check_ddl(st, st.parts)
+    check_snapshot_without_ddl(st, st.singles, ddl_files)
+    return st.taken()
+
+
+def _proved(st: State, findings: tuple[Finding, ...]) -> str:
     blocking = [f for f in findings if f.severity is not Severity.CONSIDER]
     if blocking:
         titles = list(dict.fromkeys(f.title for f in blocking))
-        summary = "; ".join(titles[:3]) + (f"; and {len(titles) - 3} more" if len(titles) > 3 else "")
-        return Outcome(summary, findings, examined=1)
-    summary = "; ".join(parts + st.notes) or "changed migration files checked: no snapshot change to verify"
-    return Outcome(summary, findings, examined=1)
+        return "; ".join(titles[:3]) + (f"; and {len(titles) - 3} more" if len(titles) > 3 else "")
+    return "; ".join(st.parts + st.notes) or "changed migration files checked: no snapshot change to verify"
+
+
+TEMPLATE = Template(
+    reading=None,  # snapshots, journals and migrations are read by path (`tsread` notes their parse errors)
+    start=lambda ctx: State(ctx, ctx.changeset.by_either_path),
+    checks=(_snapshots, _migrations, _chains, _ddl),
+    unreadable=lambda st: "; ".join(st.errors),
+    examined=lambda st: int(st.touched),
+    unexamined=lambda st, findings: "no snapshot, migration or table-declaration file changed",
+    proved=_proved,
+    phrases=None,  # the basis names the violated checks by their titles
+)
 
 
 FAMILY = Family(
     id=FAMILY_ID,
     summary="Migration snapshots form one clean chain; each new snapshot has a registered, newest migration.",
     checks=CHECKS,
-    run=run,
+    run=TEMPLATE.run,
     options=OPTIONS,
 )

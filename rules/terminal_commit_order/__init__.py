@@ -10,7 +10,7 @@ without reconciling tools, since a crash can land between the two.
 This package: the declarations (`spec`), the per-run state (`scan`), one
 module per check (`failure`, `tools`, `recovery`), what they share about
 failure handlers and the helpers that commit terminals (`handlers`), and here
-the run: which changed files are relevant, their parse errors, and the summary.
+the family on the engine's template: which changed files are relevant, and the basis.
 """
 
 from __future__ import annotations
@@ -18,8 +18,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from reviewer.engine import globs
-from reviewer.report.model import Severity
-from reviewer.engine.api import Family, Options, Outcome
+from reviewer.engine.api import Family, Options
+from reviewer.engine.template import Reading, Template
 from reviewer.typescript import Module, Role
 
 from reviewer.rules import _effect as fx
@@ -56,13 +56,6 @@ def _relevant(scan: Scan, module: Module) -> bool:
     return False
 
 
-_VIOLATION_PHRASES = {
-    "success-after-failure": "success terminal after a failure",
-    "terminal-before-tools": "`safe` terminal committed before tools settle",
-    "recovery-clears-safe-unreconciled": "recovery clears `safe` claims without reconciling tools",
-}
-
-
 def _idiom_tokens(opts: Options) -> list[str]:
     """Names whose presence in an unparsed region means it may hide a terminal-order violation."""
     names = opts.terminal_hooks + opts.settle_tools + opts.reconcile + opts.release
@@ -70,59 +63,51 @@ def _idiom_tokens(opts: Options) -> list[str]:
     return sorted(set(names) | events)
 
 
-def run(ctx: "ReviewContext") -> Outcome:
-    opts = ctx.opts
-    changed = fx.reviewed_paths(ctx, opts.ignore_paths, _idiom_tokens(opts))
-    if not changed:
-        return Outcome("no changed TypeScript file")
-    program = ctx.program
-    scan = Scan(ctx, program, opts, (), (), [], [], {})
-    # Regions first, over every changed file: calls inside an ERROR region are
-    # invisible to the model, so a broken file could otherwise look irrelevant.
-    regions = fx.error_regions(program, ctx, changed, _idiom_tokens(opts))
-    first = fx.blocking_region(regions)
-    if first is not None:
-        unreadable = fx.unparsed_summary(first, "terminal/tool idioms", "terminal publishes and tool settlement")
-        return Outcome(unreadable, unreadable=unreadable)
-    relevant = tuple(p for p in changed if (m := program.module(p)) is not None and _relevant(scan, m))
-    if not relevant:
-        return Outcome(
-            "no changed file publishes a step terminal, defines/invokes a terminal commit, settles tools or is recovery",
-        )
-    regions = [r for r in regions if r.path in relevant]
-    scan.changed = relevant
-    scan.scope = tuple(sorted(set(relevant) | set(fx.imported_paths(program, relevant))))
-    scan.files = ctx.changeset.by_path
+def _start(ctx: "ReviewContext") -> Scan:
+    return Scan(ctx, ctx.program, ctx.opts, files=ctx.changeset.by_path)
+
+
+def _prepare(scan: Scan) -> None:
+    """What every check reads: the scope (changed files and what they import) and the settle steps' spellings."""
+    program, opts = scan.program, scan.opts
+    scan.scope = tuple(sorted(set(scan.changed) | set(fx.imported_paths(program, scan.changed))))
     shorts = {fx.last(n) for n in opts.settle_tools}
     for call in fx.iter_calls(program, scan.scope):
         if call.method in shorts:
             scan.settle_callees.setdefault(call.method, set()).add(call.callee)
-    check_success_after_failure(scan)
-    early = check_terminal_before_tools(scan)
-    check_recovery(scan, early)
-    scan.findings.extend(
-        fx.unresolved_handler_findings(ctx, program, relevant, (Role.FAILURE_HANDLER,), "terminal publishes")
-    )
-    scan.findings.extend(
-        fx.parse_error_findings(
-            ctx,
-            regions,
-            title="Unparsed region in a file with terminal commits",
-            idioms="terminal/tool",
-            unchecked="terminal publishes or tool settlement",
-        )
-    )
-    findings = tuple(sorted(scan.findings, key=lambda f: f.sort_key()))
-    blocking = [f for f in findings if f.severity is not Severity.CONSIDER]
-    summary = fx.violation_summary(blocking, _VIOLATION_PHRASES) if blocking else "; ".join(scan.facts)
-    return Outcome(summary, findings, examined=len(relevant))
+
+
+TEMPLATE = Template(
+    reading=Reading(
+        idioms="terminal/tool",
+        unchecked="terminal publishes or tool settlement",
+        region_title="Unparsed region in a file with terminal commits",
+        tokens=_idiom_tokens,
+        ignore="ignore_paths",
+        roles=(Role.FAILURE_HANDLER,),
+        handled="terminal publishes",
+    ),
+    start=_start,
+    relevant=_relevant,
+    idle=lambda scan: (
+        "no changed file publishes a step terminal, defines/invokes a terminal commit, settles tools or is recovery"
+    ),
+    prepare=_prepare,
+    checks=(check_success_after_failure, check_terminal_before_tools, check_recovery),
+    proved=lambda scan, findings: "; ".join(scan.facts),
+    phrases={
+        "success-after-failure": "success terminal after a failure",
+        "terminal-before-tools": "`safe` terminal committed before tools settle",
+        "recovery-clears-safe-unreconciled": "recovery clears `safe` claims without reconciling tools",
+    },
+)
 
 
 FAMILY = Family(
     id=FAMILY_ID,
     summary="No success terminal after a failure, and no terminal commit marking safe before tools settle.",
     checks=CHECKS,
-    run=run,
+    run=TEMPLATE.run,
     options=OPTIONS,
     infer=infer,
     infer_hints=HINTS,

@@ -8,9 +8,9 @@ the other counts as that terminal, at the call.
 
 from __future__ import annotations
 
-from typing import Iterable, Mapping, Sequence
+from typing import Iterable, Iterator, Mapping, Sequence
 
-from reviewer.report.model import Location
+from reviewer.report.model import Finding, Location
 from reviewer.typescript import Call, Flag, Function, Program, Role, flags_set, guards, jumps_past, switched_off
 
 from reviewer.rules import _effect as fx
@@ -70,7 +70,7 @@ def _sites(scan: Scan, publishes: Sequence[Call], helpers: Mapping[str, Function
 # ------------------------------------------------------------------ check 1: success after failure
 
 
-def check_success_after_failure(scan: Scan) -> None:
+def check_success_after_failure(scan: Scan) -> Iterator[Finding]:
     opts = scan.opts
     successes = _publishes(scan, opts.success_events)
     failures = _publishes(scan, opts.failure_events)
@@ -109,7 +109,7 @@ def check_success_after_failure(scan: Scan) -> None:
         # `Step.Ended` runs under makes the violation there. (The failure's guards are not:
         # renaming a variable in them would pull every old violation of the path into scope.)
         related = related + _guard_locations([site]) + _via_locations(site, via.get(id(site), ()))
-        scan.findings.append(
+        yield (
             scan.ctx.finding(
                 "success-after-failure",
                 title=f"{what} published {reason.split(':', 1)[0]}",

@@ -6,10 +6,11 @@ Also decides whether a claim in the safe phase can reach a release at all
 
 from __future__ import annotations
 
-from typing import Callable, Sequence
+from typing import Callable, Iterator
 
 from reviewer.engine import globs
 from reviewer.engine.api import Options
+from reviewer.report.model import Finding
 from reviewer.typescript import Atom, Call, guard_path, mentions_string
 
 from reviewer.rules import _effect as fx
@@ -19,7 +20,8 @@ from reviewer.rules.terminal_commit_order.scan import Scan, in_scope
 # ------------------------------------------------------------------ check 3: recovery clears safe
 
 
-def check_recovery(scan: Scan, early: Sequence[Call]) -> None:
+def check_recovery(scan: Scan) -> Iterator[Finding]:
+    early = scan.early
     opts = scan.opts
     paths = [p for p in scan.changed if globs.matches(p, opts.recovery_paths)]
     checked = 0
@@ -35,7 +37,7 @@ def check_recovery(scan: Scan, early: Sequence[Call]) -> None:
         fn = fx.outer_named(call.enclosing)
         related = [fx.fn_loc(fn, f"`{fn.name}` handles phase `{opts.safe_phase}` without reconciling first")] if fn else []
         related += [fx.call_loc(site, f"`{opts.safe_phase}` can be committed with tools unsettled") for site in early]
-        scan.findings.append(
+        yield (
             scan.ctx.finding(
                 "recovery-clears-safe-unreconciled",
                 title=f"Recovery drops a `{opts.safe_phase}` claim without reconciling tools",

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable
 
 from reviewer.change.changeset import ChangedFile
-from reviewer.report.model import Finding, Location
+from reviewer.report.model import Location
 from reviewer.engine.api import Options
 from reviewer.typescript import Atom, Call, Expr, Function, Program
 
@@ -26,12 +26,13 @@ class Scan:
     ctx: "ReviewContext"
     program: Program
     opts: Options
-    changed: tuple[str, ...]
-    scope: tuple[str, ...]  # changed files and the files they import
-    findings: list[Finding]
-    facts: list[str]
+    changed: tuple[str, ...] = ()  # the reviewed files the family applies to (set by the template)
+    scope: tuple[str, ...] = ()  # changed files and the files they import (`prepare`)
+    facts: list[str] = field(default_factory=list)  # what each check proved, for the basis
     # settle step short name -> every callee spelling seen for it (`publisher.failUnsettledTools`, ...)
-    settle_callees: dict[str, set[str]]
+    settle_callees: dict[str, set[str]] = field(default_factory=dict)
+    # Terminal sites committed before tools settle (recovery findings point at them).
+    early: list[Call] = field(default_factory=list)
     # names written in an outermost function, by its identity (read once, asked per site)
     names: dict[int, frozenset[str]] = field(default_factory=dict)
     # Per-run indexes and memos: asked per site, each was a scan over every file or call.

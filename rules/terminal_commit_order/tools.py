@@ -11,7 +11,7 @@ handler of an effect that starts no tools is judged where its combinator runs.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Iterator, Sequence
 
 from reviewer.engine import globs
 from reviewer.report.model import Finding, Location
@@ -78,13 +78,13 @@ class Terminal:
     via: tuple[Call, ...] = ()
 
 
-def check_terminal_before_tools(scan: Scan) -> list[Call]:
-    """Returns the early terminal sites (recovery findings point at them)."""
+def check_terminal_before_tools(scan: Scan) -> Iterator[Finding]:
+    """Also records the early terminal sites in `scan.early` (recovery findings point at them)."""
     program, opts = scan.program, scan.opts
     hooks = _safe_hooks(scan)
     if not hooks:
         scan.facts.append(f"no {'/'.join(opts.terminal_hooks)} hook marks the execution {opts.safe_phase}")
-        return []
+        return
     terminal_publishes: list[Call] = []
     for hook in opts.terminal_hooks:
         for inv in program.invocations(hook, scan.scope):
@@ -100,7 +100,7 @@ def check_terminal_before_tools(scan: Scan) -> list[Call]:
             helper = None  # it builds the function that publishes; calling it commits nothing
         callers = _callers(scan, helper) if helper is not None and _unsettled(scan, publish) else []
         sites.extend(Terminal(site, publish, helper if callers else None) for site in (callers or [publish]))
-    early: list[Call] = []
+    early = scan.early
     checked = 0
     for terminal in sites:
         site = terminal.site
@@ -113,18 +113,17 @@ def check_terminal_before_tools(scan: Scan) -> list[Call]:
         if not missing:
             continue
         early.append(site)
-        scan.findings.append(_before_tools_finding(scan, terminal, [fx.last(m) for m in missing], hooks))
+        yield _before_tools_finding(scan, terminal, [fx.last(m) for m in missing], hooks)
     # Calls that commit one through a helper of their own (`yield* reportFailure(e)` in a handler).
     for terminal, missing in _reached_terminals(scan, sites, early):
         checked += 1
         if missing:
             early.append(terminal.site)
-            scan.findings.append(_before_tools_finding(scan, terminal, [fx.last(m) for m in missing], hooks))
+            yield _before_tools_finding(scan, terminal, [fx.last(m) for m in missing], hooks)
     scan.facts.append(
         f"{checked} changed terminal commit(s) marking `{opts.phase_key}: \"{opts.safe_phase}\"`, each after "
         f"{' + '.join(f'`{fx.last(n)}`' for n in opts.settle_tools)}"
     )
-    return early
 
 
 def _missing(scan: Scan, site: Call, via: tuple[Call, ...] = (), depth: int = 0) -> list[str] | None:
