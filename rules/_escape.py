@@ -11,7 +11,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Sequence
 
-from reviewer.typescript import REFAIL, Call, Expr, Program, Treatment, collect_mode, exits, treatment
+from reviewer.typescript import (
+    REFAIL, Call, Expr, Program, Treatment, collect_mode, delegated, exits, later_uses, treatment,
+)
 
 from reviewer.rules import _effect as fx
 
@@ -23,45 +25,55 @@ class Swallow:
     stage: Expr
     at: Call
     why: str
+    name: str  # the combinator's name, as a failure sequence quotes it
 
 
-def swallowed(program: Program, call: Call, fail: Sequence[str], also_value: Sequence[str] = ()) -> Swallow | None:
+def swallowed(
+    program: Program, call: Call, fail: Sequence[str], also_value: Sequence[str] = (), what: str = "a lost claim"
+) -> Swallow | None:
     """The first stage applied to `call` after which its failure cannot escape, or None.
 
     `fail` names what fails again (a later `Effect.flatten` or `Effect.fail(exit.cause)`
     turns a value back into the failure); `also_value` adds configured names that turn
-    every failure into success (a family's `ignore` option).
+    every failure into success (a family's `ignore` option); `what` is the failure in the
+    family's words ("a lost claim", "the cleanup's failure").
     """
-    alternatives = _alternatives(program, call)
+    alternatives = _alternatives(program, call, what)
     if alternatives is not None:
         return alternatives
     stages = fx.stages_of(call)
     refail = tuple(fail) + REFAIL
     for position, stage in enumerate(stages):
         name = fx.strip_call_marks(stage.name)
-        why = _why(program, stage, name, also_value)
+        why = _why(program, stage, name, also_value, what)
         if why is None:
             continue
         later = stages[position + 1 :]
-        if any(_fails_again(s, refail) for s in later) or _refailed_later(call, refail):
+        host = stage.call if stage.call is not None and stage.call.span != call.span else None
+        if any(_fails_again(s, refail) for s in later) or _refailed_later(call, refail) \
+                or (host is not None and _refailed_later(host, refail)):
             return None
-        return Swallow(stage.expr, stage.call or call, why)
+        return Swallow(stage.expr, stage.call or call, why, name)
     return None
 
 
-def _why(program: Program, stage: fx.Stage, name: str, also_value: Sequence[str]) -> str | None:
+def _why(program: Program, stage: fx.Stage, name: str, also_value: Sequence[str], what: str) -> str | None:
     kind = treatment(name)
     if kind is None:
         wrapped = _wraps_value(program, stage.expr)
         if wrapped is not None:
-            return f"`{name}` applies `{wrapped}`, which turns every failure into a value, a lost claim included,"
+            return f"`{name}` applies `{wrapped}`, which turns every failure into a value, {what} included,"
     if kind is Treatment.VALUE or (kind is None and fx.matches(name, also_value)):
-        return f"`{name}` turns every failure into a value, a lost claim included,"
+        return f"`{name}` turns every failure into a value, {what} included,"
     if kind is Treatment.RACE and stage.call is not None:
-        return f"`{name}` returns the first success, so a lost claim is masked while another alternative succeeds,"
+        return _masked(name, what)
     if kind is Treatment.RETRY and stage.call is not None and _retries_forever(program, stage):
-        return f"`{name}` with a schedule that never ends retries a lost claim forever, so its failure never escapes,"
+        return f"`{name}` with a schedule that never ends retries {what} forever, so its failure never escapes,"
     return None
+
+
+def _masked(name: str, what: str) -> str:
+    return f"`{name}` returns the first success, so {what} is masked while another alternative succeeds,"
 
 
 def _wraps_value(program: Program, stage: Expr) -> str | None:
@@ -84,7 +96,7 @@ def _wraps_value(program: Program, stage: Expr) -> str | None:
     return None
 
 
-def _alternatives(program: Program, call: Call) -> Swallow | None:
+def _alternatives(program: Program, call: Call, what: str) -> Swallow | None:
     """`call` is an element of `Effect.firstSuccessOf([..])`/`Effect.raceAll([..])`, a side of
     `Effect.race(a, b)`, or an element of `Effect.all([..], { mode: "either" })`; the collection
     and the options may be `const`s of the same function (`const alts = [renew, Effect.void]`)."""
@@ -93,20 +105,20 @@ def _alternatives(program: Program, call: Call) -> Swallow | None:
         name = fx.strip_call_marks(host.callee)
         kind = treatment(name)
         if kind is Treatment.RACE:
-            return Swallow(host.expr, host, f"`{name}` returns the first success, so a lost claim is masked while another alternative succeeds,")
+            return Swallow(host.expr, host, _masked(name, what), name)
         if kind is Treatment.COLLECT and len(host.args) > 1:
             options = host.args[-1]
             if options.identifier is not None:
                 options = program.bound_value(options) or options
             mode = options.prop("mode")
             if collect_mode(mode.string_value if mode is not None else None) is Treatment.VALUE:
-                return Swallow(host.expr, host, f"`{name}(.., {{ mode: \"either\" }})` turns each failure into a value, a lost claim included,")
+                return Swallow(host.expr, host, f"`{name}(.., {{ mode: \"either\" }})` turns each failure into a value, {what} included,", name)
         return None
     host = call.host
     if host is not None and treatment(fx.strip_call_marks(host.callee)) is Treatment.RACE and host.args[:1] != (call.expr,):
         # `Effect.race(other, call)`; the first argument is a wrapping stage `stages_of` reads
         name = fx.strip_call_marks(host.callee)
-        return Swallow(host.expr, host, f"`{name}` returns the first success, so a lost claim is masked while another alternative succeeds,")
+        return Swallow(host.expr, host, _masked(name, what), name)
     return None
 
 
@@ -168,7 +180,9 @@ def _always_true(condition: Expr) -> bool:
 
 def _refailed_later(call: Call, refail: Sequence[str]) -> bool:
     """The value the chain is bound to is failed again later in the same function
-    (`const exit = yield* x.pipe(Effect.exit); .. Effect.failCause(exit.cause)`)."""
+    (`const exit = yield* x.pipe(Effect.exit); .. Effect.failCause(exit.cause)`, or `yield* exit`)."""
+    if any(delegated(use) for use in later_uses(call)):
+        return True
     kind, name = call.binding
     if kind != "bound" or not name or call.enclosing is None:
         return False

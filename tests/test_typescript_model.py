@@ -934,6 +934,41 @@ def test_a_call_spelled_another_way_has_the_callee_and_arguments_of_the_plain_ca
     assert spelled[18][0] == "store.apply.call"  # a method of a runtime object stays as written
 
 
+def test_a_function_handed_over_as_a_value_is_what_the_call_runs() -> None:
+    """Picked out of a literal, bound first and called later, or handed to a combinator that runs it:
+    `Call.runs` names the lock store's `drop` every time, and nothing for look-alikes."""
+    files = {
+        "lib/locks.ts": "export * as Locks from \"./locks\"\nexport const drop = (db: Db, lease: Lease) => db.unlock(lease)\n"
+                        "export const peek = (db: Db, lease: Lease) => db.read(lease)\n",
+        "lib/job.ts": (
+            'import { Locks as L } from "./locks"\n'
+            "export const a = (db, lease) => [L.drop][0](db, lease)\n"
+            "export const b = (db, lease) => ({ go: L.drop }).go(db, lease)\n"
+            "export const c = (db, leases) => Effect.forEach(leases, L.drop.bind(null, db))\n"
+            "export const d = (leases) => leases.map(L.drop)\n"
+            "export const e = (db, lease) => { const f = L.drop.bind(undefined, db); return f(lease) }\n"
+            "export const f = (db, lease) => { const g = [L.drop][0]; return g(db, lease) }\n"
+            "export const g = (db, lease) => [L.peek][0](db, lease)\n"
+            "export const h = (lease) => Effect.log(\"drop\", L.drop, lease)\n"
+            "export const i = (db, leases) => Effect.forEach(leases, (lease) => L.peek(db, lease))\n"
+            "export const j = (db, lease) => [L.drop, L.peek][1](db, lease)\n"
+            "export const k = (db, lease, more) => ({ go: L.drop, ...more }).go(db, lease)\n"
+        ),
+    }
+    program = Program(files.get)
+    module = program.module("lib/job.ts")
+    runs = {}
+    for call in module.calls():
+        runs.setdefault(call.line, set()).update(call.runs)
+    for line in range(2, 8):
+        assert "Locks.drop" in runs[line], (line, runs[line])
+    assert "Locks.peek" in runs[8] and "Locks.drop" not in runs[8]
+    assert "Locks.drop" not in runs[9]  # logged, not run
+    assert "Locks.drop" not in runs[10]  # an inline function: its own call is the one that runs
+    assert "Locks.peek" in runs[11] and "Locks.drop" not in runs[11]
+    assert "Locks.drop" not in runs[12]  # a spread after the member may override it: not known
+
+
 # -- code in other file kinds, loaded other ways ----------------------------------------------
 
 

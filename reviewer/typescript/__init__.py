@@ -8,7 +8,7 @@ from reviewer.typescript.conditions import Atom, evaluate
 from reviewer.typescript.endings import Exit, block_exit, exits, jumps_past, statement_of
 from reviewer.typescript.expressions import Call, Expr, Function
 from reviewer.typescript.flags import Flag, flag_of, flags_set, switched_off
-from reviewer.typescript.flow import consumer, later_uses
+from reviewer.typescript.flow import consumer, delegated, later_uses
 from reviewer.typescript.loops import repeating_spans
 from reviewer.typescript.callbacks import Callback, Invocation
 from reviewer.typescript.mentions import (
@@ -58,6 +58,7 @@ __all__ = [
     "Unresolved",
     "block_exit",
     "consumer",
+    "delegated",
     "evaluate",
     "exits",
     "flag_of",

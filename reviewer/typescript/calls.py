@@ -8,6 +8,7 @@ from typing import Callable, Container, Sequence
 import tree_sitter as ts
 
 from reviewer.typescript import syntax as sx
+from reviewer.typescript.literals import picked
 from reviewer.typescript.roles import ALL, LAST, VALUES
 from reviewer.typescript.source import Names
 
@@ -39,7 +40,7 @@ def qualified_name(module: Names, node: ts.Node | None, depth: int = 0) -> str |
     when naming it means going through more than _MAX_CHAIN calls, or when
     the name would be longer than _MAX_NAME.
     """
-    node = sx.strip(node)
+    node = picked(node)
     if node is None or depth > _MAX_CHAIN:
         return None
     if node.type == "call_expression":
@@ -87,7 +88,7 @@ def _function_valued(module: Names, node: ts.Node | None, depth: int = 0) -> boo
     if node is None or depth > _MAX_INVOKERS:
         return False
     if node.type == "call_expression":
-        bound = _invoker(sx.field(node, "function"))
+        bound = invoker(sx.field(node, "function"))
         return bound is not None and bound[1] == "bind" and _function_valued(module, bound[0], depth + 1)
     split = sx.member_segments(node)
     if split is None or split[0] is None:
@@ -100,7 +101,7 @@ def _function_valued(module: Names, node: ts.Node | None, depth: int = 0) -> boo
     return _declared_function(module, root, props)
 
 
-def _invoker(node: ts.Node | None) -> tuple[ts.Node, str] | None:
+def invoker(node: ts.Node | None) -> tuple[ts.Node, str] | None:
     """(object, "call" | "apply" | "bind") of a member expression `object.call`, else None."""
     node = sx.strip(node)
     if node is None or node.type != "member_expression":
@@ -136,7 +137,7 @@ def _invoke(
     fn = sx.strip(fn)
     if fn is None or depth > _MAX_INVOKERS:
         return fn, args
-    way = _invoker(fn)
+    way = invoker(fn)
     if way is not None and way[1] in _INVOKERS and (
         _function_valued(module, way[0]) or qualified_name(module, fn) in _PROTOTYPE
     ):
@@ -147,7 +148,7 @@ def _invoke(
             return _invoke(module, this, rest[0] if rest else None, rest[1:] if args is not None else None, depth + 1)
         return _invoke(module, this, rest[0] if rest else None, _listed(rest[1]) if len(rest) > 1 else [], depth + 1)
     if fn.type == "call_expression":
-        bound = _invoker(sx.field(fn, "function"))
+        bound = invoker(sx.field(fn, "function"))
         if bound is not None and bound[1] == "bind" and _function_valued(module, bound[0]):
             given = arguments(fn)
             before = given[1:]
@@ -169,7 +170,7 @@ def invocation(module: Names, call: ts.Node) -> tuple[ts.Node, list[ts.Node] | N
     callee = sx.strip(sx.field(call, "function"))
     if callee is None:
         return None
-    if callee.type != "call_expression" and _invoker(callee) is None:
+    if callee.type != "call_expression" and invoker(callee) is None:
         return None  # the common case: no invoker in sight
     this = _object(callee) if callee.type == "member_expression" else None
     target, args = _invoke(module, callee, this, arguments(call))
@@ -233,7 +234,7 @@ def _inner_call(call: ts.Node) -> tuple[ts.Node | None, ts.Node | None, list[str
     segments after that call or else after the path's root (None when the
     callee is not a path), the path's root when there is no inner call).
     """
-    callee = sx.strip(sx.field(call, "function"))
+    callee = picked(sx.field(call, "function"))
     if callee is None:
         return None, None, None, None
     if callee.type == "call_expression":
@@ -308,27 +309,6 @@ def invoked_arguments(module: Names, call: ts.Node) -> list[ts.Node]:
     if found is None:
         return arguments(call)
     return found[1] or []
-
-
-def callee_branches(call: ts.Node) -> list[ts.Node]:
-    """The branches of a conditional callee (`(c ? f : g)(..)`, `(f || g)(..)`, `(f ?? g)(..)`), nested
-    ones flattened; [] when the callee is not conditional."""
-    callee = sx.strip(sx.field(call, "function"))
-    if callee is None or callee.type not in ("ternary_expression", "binary_expression"):
-        return []
-    out: list[ts.Node] = []
-    stack = [callee]
-    while stack and len(out) < 16:
-        node = sx.strip(stack.pop())
-        if node is None:
-            continue
-        if node.type == "ternary_expression":
-            stack += [n for n in (sx.field(node, "alternative"), sx.field(node, "consequence")) if n is not None]
-        elif node.type == "binary_expression" and sx.text(sx.field(node, "operator")) in ("||", "&&", "??"):
-            stack += [n for n in (sx.field(node, "right"), sx.field(node, "left")) if n is not None]
-        else:
-            out.append(node)
-    return out if len(out) > 1 or callee.type == "ternary_expression" else []
 
 
 def member_callee(call: ts.Node) -> ts.Node | None:

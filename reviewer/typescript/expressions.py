@@ -14,6 +14,7 @@ from typing import Callable, Hashable, Iterable, Mapping, Protocol
 import tree_sitter as ts
 
 from reviewer.typescript import calls as cx
+from reviewer.typescript import handed as hd
 from reviewer.typescript import loaders, placement
 from reviewer.typescript import syntax as sx
 from reviewer.typescript.branches import exclusive
@@ -327,8 +328,7 @@ class Call:
         return (*local, *(role for role in passed if role not in local)) if passed else local
 
     @property
-    def role(self) -> Role:
-        """The innermost role the call runs in (`roles[0]`), ORDINARY outside every region."""
+    def role(self) -> Role:  # the innermost role the call runs in (`roles[0]`), ORDINARY outside every region
         return self.roles[0] if self.roles else Role.ORDINARY
 
     @cached_property
@@ -380,9 +380,9 @@ class Call:
         return Expr(self._module, node) if node is not None else None
 
     @cached_property
-    def alternatives(self) -> tuple[str, ...]:
-        """Each branch's name of a conditional callee (`(c ? X.clear : X.release)(..)`); else ()."""
-        return tuple(name for n in cx.callee_branches(self._node) if (name := cx.qualified_name(self._module, n)))
+    def runs(self) -> tuple[str, ...]:
+        """Every name the call may run: callee, conditional branches, functions handed to it (handed.py)."""
+        return (self.callee, *hd.alternatives(self._module, self._node), *hd.handed_functions(self._module, self._node))
 
     @property
     def receiver(self) -> Expr | None:

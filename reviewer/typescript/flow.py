@@ -86,6 +86,15 @@ def name_reads(index: "ModuleIndex", binding: ts.Node) -> list[ts.Node] | None:
     return None if len(reads) >= _MAX_USES else [r for r in reads if r != name_node]
 
 
+def delegated(expr: Expr) -> bool:
+    """The value is delegated to with `yield*` (`yield* exit` re-raises the failure an Exit or an Either holds)."""
+    index = expr._module.index
+    parent = index.parent(expr._node)
+    while parent is not None and parent.type in _WRAPPERS and parent.type != "yield_expression":
+        parent = index.parent(parent)
+    return parent is not None and parent.type == "yield_expression" and sx.text(parent).startswith("yield*")
+
+
 def consumer(expr: Expr) -> Call | None:
     """The call that takes this value as its subject: `x.pipe(..)`, `pipe(x, ..)` or `H(x, ..)`."""
     index = expr._module.index

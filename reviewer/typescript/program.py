@@ -11,6 +11,7 @@ import tree_sitter as ts
 
 from reviewer.change.changeset import SOURCE_SUFFIXES
 from reviewer.typescript import calls as cx
+from reviewer.typescript import handed as hd
 from reviewer.typescript import reach
 from reviewer.typescript import syntax as sx
 from reviewer.typescript.expressions import Call, Expr, Function
@@ -357,6 +358,12 @@ class Program:
             selector = selectors.get(call.callee) if role in (Role.FAILURE_HANDLER, Role.FINALIZER) else None
             nodes = cx.select_arguments(cx.arguments(call._node), selector) if selector is not None else []
         return tuple(Expr(call._module, node) for node in nodes)
+
+    def handed_to_finalize(self, call: Call) -> tuple[str, ...]:
+        """The functions handed to `call` in a slot that runs as a finalizer, by name
+        (`Effect.addFinalizer(X.clear.bind(null, db, claim))`): they run in the run's final cleanup."""
+        slots = self.role_arguments(call, Role.FINALIZER)
+        return tuple(name for e in slots if (name := hd.function_value_name(call._module, e._node)) is not None)
 
     def passed_roles(self, path: str, node: ts.Node) -> tuple[Role, ...]:
         """Roles code at `node` of `path` runs in because it is passed by name (see references.py)."""

@@ -88,7 +88,7 @@ def _reach(
     for call in body:
         if len(found) >= _MAX_PATHS:
             return
-        if call.callee in targets:
+        if call.callee in targets or not targets.isdisjoint(call.runs):
             found.append((*prefix, call))
             continue
         if budget <= 0:

@@ -249,9 +249,15 @@ class _Walker:
                 self.index._members.setdefault(key, []).append(node)
 
     def _alias(self, node: ts.Node, name: ts.Node | None, parent: ts.Node | None, function: Function | None) -> None:
-        """Record `const E = Effect` and `const { release, clear: drop } = Claim` as aliases, so calls
-        through them are named like calls of what they stand for (`E.fork` is `Effect.fork`)."""
-        value = sx.strip(sx.field(node, "value"))
+        """Record `const E = Effect`, `const { release, clear: drop } = Claim`, `const f = [X.clear][0]` and
+        `const f = X.clear.bind(null, db)` as aliases, so calls through them are named like calls of what
+        they stand for (`E.fork` is `Effect.fork`, `f(claim)` is `X.clear`)."""
+        value = cx.picked(sx.field(node, "value"))
+        if value is not None and value.type == "call_expression":
+            # `const drop = X.clear.bind(null, db)`: calling `drop` calls `X.clear`
+            bound = sx.strip(sx.field(value, "function"))
+            if bound is not None and bound.type == "member_expression" and sx.text(sx.field(bound, "property")) == "bind":
+                value = cx.picked(sx.field(bound, "object"))
         if name is None or value is None or value.type not in _ALIAS_VALUES or parent is None:
             return
         if not sx.is_const(parent):

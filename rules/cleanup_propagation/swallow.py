@@ -14,9 +14,10 @@ from typing import TYPE_CHECKING, Iterator
 
 from reviewer.report.model import Finding
 from reviewer.engine.api import Options
-from reviewer.typescript import Call, Program
+from reviewer.typescript import Call, Expr, Program
 
 from reviewer.rules import _effect as fx
+from reviewer.rules._escape import swallowed
 from reviewer.rules.cleanup_propagation.regions import Cleanup, Targets
 
 if TYPE_CHECKING:
@@ -53,12 +54,17 @@ def check_swallow(
         stages = fx.stages_of(subject, hops=1)
         if not stages:
             continue
-        reason: tuple[fx.Stage, str] | None = None
+        reason: tuple[Expr, str, str] | None = None
         for stage in stages:
             why = swallowing(program, opts, stage)
             if why is not None:
-                reason = (stage, why)
+                reason = (stage.expr, why, fx.strip_call_marks(stage.name))
                 break
+        if reason is None:
+            # Effect's error channel: `either`, `exit`, a retry that never stops, a race ... (channel.py)
+            channel = swallowed(program, subject, opts.fail, opts.ignore, what="the cleanup's failure")
+            if channel is not None:
+                reason = (channel.stage, channel.why.rstrip(","), channel.name)
         if reason is None:
             continue
         finalizing = _finalizing(targets, subject)
@@ -66,12 +72,12 @@ def check_swallow(
             continue
         if finalizing.span == subject.span and elsewhere(subject.callee):
             continue  # lease-renewal/lost-suppressed reports a swallowed release or renewal
-        stage, why = reason
+        stage, why, name = reason
         tally.stages += 1
-        if not (stage.expr.changed or subject.changed or ctx.widened) or stage.expr in tally.seen:
+        if not (stage.changed or subject.changed or ctx.widened) or stage in tally.seen:
             continue
-        tally.seen.add(stage.expr)
-        yield _finding(ctx, cleanup, subject, finalizing, stage, why)
+        tally.seen.add(stage)
+        yield _finding(ctx, cleanup, subject, finalizing, stage, why, name)
 
 
 def _finalizing(targets: Targets, subject: Call) -> Call | None:
@@ -91,10 +97,10 @@ def _in_stage(call: Call, whole: Call) -> bool:
 
 
 def _finding(
-    ctx: "ReviewContext", cleanup: Cleanup, subject: Call, finalizing: Call, stage: fx.Stage, why: str
+    ctx: "ReviewContext", cleanup: Cleanup, subject: Call, finalizing: Call, stage: Expr, why: str, name: str
 ) -> Finding:
     what = "starts the successor" if fx.matches(finalizing.callee, ctx.opts.successor) else "finalizes the run's state"
-    at = fx.loc(stage.expr.path, stage.expr.line, stage.expr.end_line)
+    at = fx.loc(stage.path, stage.line, stage.end_line)
     related = [fx.call_loc(finalizing, f"`{finalizing.callee_written}` {what}; its failure is lost")]
     if cleanup.site is not None:
         related.append(fx.call_loc(cleanup.site, f"`{cleanup.how}` runs this cleanup"))
@@ -115,8 +121,8 @@ def _finding(
         failure_sequence=[
             f"the run ends and the cleanup handed to `{cleanup.how}` starts",
             f"`{finalizing.callee_written}` fails, so the run's {'successor is not started' if 'successor' in what else 'claim/phase is not finalized'}",
-            f"`{fx.strip_call_marks(stage.name)}` turns the failure into success",
+            f"`{name}` turns the failure into success",
             "the caller and the coordinator see a clean end; the Session stays stuck with nobody told",
         ],
-        anchor=f"{stage.expr.normalized}<-{subject.normalized}",
+        anchor=f"{stage.normalized}<-{subject.normalized}",
     )

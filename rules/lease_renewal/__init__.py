@@ -42,7 +42,7 @@ def _relevant(scan: Scan, module: Module) -> bool:
     """Does this file use the claim idioms at all (else the family does not apply to it)?"""
     opts = scan.opts
     for call in module.calls():
-        if fx.matches(call.callee, opts.release + opts.renew):
+        if scan.is_release(call) or scan.is_renew(call):
             return True
         if fx.matches(call.callee, opts.catch_tag + opts.catch_tags) and mentions_lost(call.expr, opts):
             return True

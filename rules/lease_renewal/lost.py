@@ -159,7 +159,7 @@ def _lost_branch_succeeds(program: Program, handler: Expr, opts: Options) -> boo
     if function is None:
         return False
     shorts = frozenset(fx.last(t) for t in opts.lost_tags)
-    lost, other = _lost_world(shorts, True), _lost_world(shorts, False)
+    lost, other = _lost_world(program, shorts, True), _lost_world(program, shorts, False)
     for end in exits(function):
         # Exits share the guards around them: `all_admit` judges each shared prefix once.
         only_lost = end.guards.all_admit(lost) and not end.guards.all_admit(other)
@@ -168,34 +168,49 @@ def _lost_branch_succeeds(program: Program, handler: Expr, opts: Options) -> boo
     return False
 
 
-def _lost_world(shorts: frozenset[str], is_lost: bool) -> Callable[[Atom], bool | None]:
+def _lost_world(program: Program, shorts: frozenset[str], is_lost: bool) -> Callable[[Atom], bool | None]:
     """Decides the tests a handler makes of its error, in a world where it is (or is not) Lost."""
+
+    def tagged(tag: str | None) -> bool | None:
+        if tag is None:
+            return None
+        return tag in shorts if is_lost else (False if tag in shorts else None)
 
     def decide(atom: Atom) -> bool | None:
         if atom.operator == "instanceof" and atom.right is not None:
             return is_lost if fx.last(fx.ref_name(atom.right) or "") in shorts else None
         if atom.operator in ("===", "==", "!==", "!=") and atom.right is not None:
-            tag = _tag_comparison(atom)
-            if tag is None:
-                return None
-            equal = tag in shorts if is_lost else (False if tag in shorts else None)
+            equal = tagged(_tag_comparison(program, atom))
             return equal if equal is None or atom.operator in ("===", "==") else not equal
         call = atom.left.call
-        if atom.operator == "" and call is not None and call.method == "is" and fx.last(fx.owner(call.callee)) in shorts:
+        if atom.operator != "" or call is None:
+            return None
+        if call.method == "is" and fx.last(fx.owner(call.callee)) in shorts:
             return is_lost  # `Lost.is(e)`, `Claim.Lost.is(e)`
-        return None
+        return tagged(_is_tagged(program, call))
 
     return decide
 
 
-def _tag_comparison(atom: Atom) -> str | None:
-    """The tag in `e._tag === "Lost"` (either side), else None."""
+def _is_tagged(program: Program, call: Call) -> str | None:
+    """The tag `Predicate.isTagged(e, "Lost")` or `Predicate.isTagged("Lost")(e)` tests for, else None."""
+    name = fx.strip_call_marks(call.callee)
+    if fx.last(name) != "isTagged":
+        return None
+    if call.callee.endswith("()"):  # data-last: the tag is the inner call's argument
+        inner = call.callee_expr.call if call.callee_expr is not None else None
+        return _tag(program, inner.args[0]) if inner is not None and inner.args else None
+    return _tag(program, call.args[1]) if len(call.args) > 1 else None
+
+
+def _tag_comparison(program: Program, atom: Atom) -> str | None:
+    """The tag in `e._tag === "Lost"` or `e._tag === LOST` (either side), else None."""
     for ref, literal in ((atom.left, atom.right), (atom.right, atom.left)):
         if ref is None or literal is None:
             continue
         path = ref.member_path or ""
-        if (path == "_tag" or path.endswith("._tag")) and literal.string_value is not None:
-            return literal.string_value
+        if path == "_tag" or path.endswith("._tag"):
+            return _tag(program, literal)
     return None
 
 

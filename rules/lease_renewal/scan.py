@@ -64,8 +64,20 @@ class Scan:
         self.catch_names = fx.Matcher(self.opts.catch_tag + self.opts.catch_tags + self.opts.catch_all)
 
     def is_release(self, call: Call) -> bool:
-        # `(hard ? X.clear : X.release)(..)` releases on either branch
-        return self.release_names(call.callee) or any(self.release_names(n) for n in call.alternatives)
+        # `(hard ? X.clear : X.release)(..)` releases on either branch; `Effect.forEach(claims, X.clear)` runs it
+        return any(self.release_names(n) for n in call.runs)
+
+    def released_as_finalizer(self, call: Call) -> bool:
+        """The call releases only through functions it hands over in a finalizer slot
+        (`Effect.addFinalizer(X.clear.bind(null, db, claim))`): the release runs in the final cleanup."""
+        if self.release_names(call.callee) or len(call.runs) == 1:
+            return False
+        finalizing = set(self.program.handed_to_finalize(call))
+        return all(n in finalizing for n in call.runs[1:] if self.release_names(n))
+
+    def release_name(self, call: Call) -> str:
+        """The release the call runs: its callee, or the branch or handed function that releases."""
+        return next((n for n in call.runs if self.release_names(n)), call.callee)
 
     def is_renew(self, call: Call) -> bool:
         return self.renew_names(call.callee)

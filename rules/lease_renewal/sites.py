@@ -41,7 +41,8 @@ def check_release_sites(scan: Scan) -> Iterator[Finding]:
         if fx.key(call) in allowed:
             continue
         if globs.matches(call.path, opts.allowed_release_sites) and (
-            Role.FINALIZER in call.confined_roles or fx.matches(call.callee, opts.stale_claim_cleanup)
+            Role.FINALIZER in call.confined_roles or scan.released_as_finalizer(call)
+            or fx.matches(call.callee, opts.stale_claim_cleanup)
         ):
             continue
         if _rolls_back(scan, call):
@@ -193,15 +194,17 @@ def _outside_finding(scan: Scan, call: Call) -> Finding:
     fn = fx.outer_named(call.enclosing)
     where = f"in {fx.describe(fn)}" if fn is not None else "at module level"
     role = call.role.value
+    released = scan.release_name(call)
+    shown = f"`{call.callee}`" if released == call.callee else f"`{call.callee}` (which runs `{released}`)"
     related: list[Location] = []
     if fn is not None:
         related.append(fx.fn_loc(fn, f"`{fn.name}` is not a finalizer of the run"))
     related.extend(coordinator_locations(scan))
     return scan.ctx.finding(
         "release-outside-finalizer",
-        title=f"`{call.callee}` runs outside the run's final cleanup",
+        title=f"`{released}` runs outside the run's final cleanup",
         message=(
-            f"`{call.callee}` at {call.path}:{call.line} runs {where} with role {role}: it is not a finalizer of "
+            f"{shown} at {call.path}:{call.line} runs {where} with role {role}: it is not a finalizer of "
             "the run in the execution module, nor the cleanup handed to the coordinator's interrupt. Releasing the "
             "claim there frees the Session's lock while the run or its finalizers may still be executing. Move the "
             "release into the run's `Effect.onExit`/`Effect.ensuring` (or the coordinator's cleanup)."
@@ -209,7 +212,7 @@ def _outside_finding(scan: Scan, call: Call) -> Finding:
         location=fx.call_loc(call),
         related=fx.unique_sorted(related),
         failure_sequence=[
-            f"`{call.callee}` deletes the claim row while the run is still in progress",
+            f"`{released}` deletes the claim row while the run is still in progress",
             "another process (or the next wake) sees no claim and inserts its own for the Session",
             "both runs append events and tool outcomes for the same Session",
             "the first run's next renewal finds its claim Lost only after the damage is done",
