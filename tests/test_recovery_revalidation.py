@@ -54,17 +54,20 @@ def test_newest_first_single_row_reads_only() -> None:
     assert recency == {4: True, 5: False, 6: False, 7: True}
 
 
+def _atoms(query) -> set[tuple[str, str]]:
+    return {(t.op, t.column) for t in query.terms if t.column is not None}
+
+
 def test_conditions_read_through_const_and_alias_and_skip_or() -> None:
     program = Program(READS.get)
-    where = dz.where_of(_head(program, "reads.ts", "select", 4).chain)
-    found = dz.conditions(program, where)
-    assert found.atoms == {("eq", "id"), ("eq", "session_id"), ("isNull", "promoted_seq")}
-    assert not found.unread
+    found = dz.query(program, _head(program, "reads.ts", "select", 4).chain)
+    assert _atoms(found) == {("eq", "id"), ("eq", "session_id"), ("isNull", "promoted_seq")}
+    assert found.pins(["id"]) and found.pins(["session_id"]) and not found.unread
     # Conditions under `or` are not required: nothing is known from them.
-    e = dz.conditions(program, dz.where_of(_head(program, "reads.ts", "update", 8).chain))
-    assert e.atoms == set() and not e.unread
-    g = dz.conditions(program, dz.where_of(_head(program, "reads.ts", "update", 10).chain))
-    assert g.atoms == set() and len(g.unread) == 1
+    e = dz.query(program, _head(program, "reads.ts", "update", 8).chain)
+    assert _atoms(e) == set() and not e.unread
+    g = dz.query(program, _head(program, "reads.ts", "update", 10).chain)
+    assert _atoms(g) == set() and len(g.unread) == 1
 
 
 def test_promotion_set_needs_a_non_null_promoted_column_on_an_input_table() -> None:

@@ -22,6 +22,7 @@ from reviewer.typescript.mentions import (
 )
 from reviewer.typescript.module import Import, Module
 from reviewer.typescript.program import Program
+from reviewer.typescript.queries import Query, Term, builder_query, read_where, relational_query, sql_query
 from reviewer.typescript.reach import run_calls
 from reviewer.typescript.references import Unresolved, returned_functions
 from reviewer.typescript.roles import DEFAULT_ROLES, Role, RoleTable
@@ -97,4 +98,10 @@ __all__ = [
     "treatment",
     "SqlStatement",
     "sql_statement",
+    "Query",
+    "Term",
+    "builder_query",
+    "read_where",
+    "relational_query",
+    "sql_query",
 ]

@@ -9,13 +9,14 @@ the question a rule asks when it asks "does this call release?".
 
 from __future__ import annotations
 
-import re
+from typing import Any, Protocol, Sequence
 
 import tree_sitter as ts
 
 from reviewer.typescript import syntax as sx
 from reviewer.typescript.calls import arguments, invoker, qualified_name
 from reviewer.typescript.literals import picked
+from reviewer.typescript.roles import Role
 from reviewer.typescript.source import Names
 
 def callee_branches(call: ts.Node) -> list[ts.Node]:
@@ -39,8 +40,31 @@ def callee_branches(call: ts.Node) -> list[ts.Node]:
     return out if len(out) > 1 or callee.type == "ternary_expression" else []
 
 
-# Callees that take function values to show or keep them, never to run them.
-_KEEPS = re.compile(r"(?:^|\.)(?:log\w*|console\.\w+|set|add|push)$")
+# Methods that run the function values handed to them: Effect's combinators (data-first or
+# data-last), arrays' and iterables', promises', Option/Either/Stream mappers, and `pipe`. A function
+# handed to anything else (`Effect.succeed(f)`, `Layer.succeed(T, f)`, `queue.offer(f)`, `set.add(f)`)
+# is kept, not run, unless the callee is a function of the program whose parameter it calls.
+RUNNERS = frozenset({
+    "forEach", "map", "flatMap", "andThen", "tap", "tapBoth", "tapError", "tapErrorCause", "tapDefect",
+    "zipWith", "filter", "filterMap", "filterOrElse", "filterOrFail", "reduce", "reduceRight", "reduceEffect",
+    "some", "every", "find", "findIndex", "findLast", "findLastIndex", "sort", "toSorted", "flatMapError",
+    "then", "catch", "finally", "suspend", "sync", "promise", "try", "tryPromise", "gen", "fn", "pipe",
+    "mapEffect", "mapError", "mapBoth", "runForEach", "iterate", "loop", "ensuring", "onExit", "onError",
+    "onInterrupt", "addFinalizer", "addFinalizerExit", "acquireRelease", "acquireUseRelease", "catchAll",
+    "catchAllCause", "catchAllDefect", "catchTag", "catchTags", "catchIf", "catchSome", "catchCause",
+    "orElse", "match", "matchEffect", "matchCause", "matchCauseEffect", "from",
+})
+_MAX_BINDS = 8  # `f.bind(a).bind(b)…` deeper than this is not followed
+
+
+class _Helper(Protocol):
+    """A function of the program, as `definition` gives it (expressions.Function)."""
+
+    @property
+    def params(self) -> tuple[str, ...]: ...
+
+    @property
+    def all_calls(self) -> Sequence[Any]: ...
 
 
 def alternatives(module: Names, call: ts.Node) -> list[str]:
@@ -48,28 +72,83 @@ def alternatives(module: Names, call: ts.Node) -> list[str]:
     return [name for n in callee_branches(call) if (name := qualified_name(module, n))]
 
 
-def function_value_name(module: Names, node: ts.Node | None) -> str | None:
-    """The name of the function an expression is as a value: `X.clear`, `X.clear.bind(null, db)`,
-    `[X.clear][0]`; None for a call's result, an inline function, or anything without a name."""
+def function_value_names(module: Names, node: ts.Node | None) -> list[str]:
+    """The names of the function an expression is as a value: `X.clear`, `X.clear.bind(null, db)`
+    (and binds of binds), `[X.clear][0]`, either branch of `c ? X.clear : X.read`; [] for a call's
+    result, an inline function, or anything without a name."""
     node = picked(node)
-    if node is not None and node.type == "call_expression":
+    if node is not None and node.type == "ternary_expression":
+        return [name for branch in (sx.field(node, "consequence"), sx.field(node, "alternative"))
+                for name in function_value_names(module, branch)]
+    for _ in range(_MAX_BINDS):
+        if node is None or node.type != "call_expression":
+            break
         way = invoker(sx.field(node, "function"))
         if way is None or way[1] != "bind":
-            return None  # a call's result, not a function value the reviewer can name
+            return []  # a call's result, not a function value the reviewer can name
         node = picked(way[0])
     if node is None or node.type not in ("identifier", "member_expression", "subscript_expression"):
-        return None
+        return []
     name = qualified_name(module, node)
-    return name if name and "(" not in name else None
+    return [name] if name and "(" not in name else []
+
+
+def function_value_name(module: Names, node: ts.Node | None) -> str | None:
+    names = function_value_names(module, node)
+    return names[0] if len(names) == 1 else None
 
 
 def handed_functions(module: Names, call: ts.Node) -> list[str]:
-    """Names of the functions a call is handed as values, which it may run (`Effect.forEach(xs, X.clear)`,
-    `xs.map(X.clear.bind(null, db))`, `pipe(x, f)`); inline functions are not here (their calls are
-    calls of the file), nor arguments of callees that only show or keep them (`Effect.log`, `map.set`)."""
-    out = [name for arg in arguments(call) if (name := function_value_name(module, arg)) is not None]
-    if out:
-        callee = qualified_name(module, sx.field(call, "function"))
-        if callee is not None and _KEEPS.search(callee):
-            return []
+    """Names of the functions a call is handed as values and runs: by a combinator that runs what it
+    is handed (`Effect.forEach(xs, X.clear)`, `xs.map(X.clear.bind(null, db))`, `pipe(x, f)`), or by a
+    function of the program that calls the parameter it is handed to (`run(X.clear, db, c)` with
+    `const run = (g, db, c) => g(db, c)`). Inline functions are not here: their calls are the file's."""
+    args = arguments(call)
+    found = [(i, names) for i, arg in enumerate(args) if (names := function_value_names(module, arg))]
+    if not found:
+        return []
+    callee = sx.field(call, "function")
+    name = qualified_name(module, callee)
+    if name is None:
+        return []
+    if _runner(name):
+        return [n for _, names in found for n in names]
+    helper = _helper(module, name)
+    if helper is None:
+        return []
+    params = helper.params
+    return [n for i, names in found if i < len(params) and _param_calls(helper, params[i]) for n in names]
+
+
+def handed_to_finalize(module: Names, call: ts.Node) -> list[str]:
+    """The functions a program's helper is handed and runs only as a finalizer (`withCleanup(run,
+    X.clear.bind(null, db))` with `Effect.ensuring(run, cleanup())` inside it)."""
+    name = qualified_name(module, sx.field(call, "function"))
+    helper = _helper(module, name) if name is not None and not _runner(name) else None
+    if helper is None:
+        return []
+    params = helper.params
+    out: list[str] = []
+    for i, arg in enumerate(arguments(call)):
+        runs = _param_calls(helper, params[i]) if i < len(params) else []
+        if runs and all(Role.FINALIZER in c.confined_roles for c in runs):
+            out += function_value_names(module, arg)
     return out
+
+
+def _runner(name: str) -> bool:
+    """A combinator that runs what it is handed; `Array.prototype.map.call(xs, f)` is `map`'s."""
+    bare = name.replace("()", "")
+    for suffix in (".call", ".apply"):
+        bare = bare.removesuffix(suffix)
+    # `Option.some(f)` wraps `f` in a value; `xs.some(f)` runs it
+    return bare.rsplit(".", 1)[-1] in RUNNERS and not bare.endswith("Option.some")
+
+
+def _param_calls(helper: _Helper, param: str) -> list[Any]:
+    return [c for c in helper.all_calls if c.callee == param]
+
+
+def _helper(module: Names, name: str) -> _Helper | None:
+    found = module.program.definition(module.path, name) if "(" not in name else None
+    return found if found is not None and hasattr(found, "params") and hasattr(found, "all_calls") else None  # type: ignore[return-value]

@@ -363,7 +363,8 @@ class Program:
         """The functions handed to `call` in a slot that runs as a finalizer, by name
         (`Effect.addFinalizer(X.clear.bind(null, db, claim))`): they run in the run's final cleanup."""
         slots = self.role_arguments(call, Role.FINALIZER)
-        return tuple(name for e in slots if (name := hd.function_value_name(call._module, e._node)) is not None)
+        named = [name for e in slots for name in hd.function_value_names(call._module, e._node)]
+        return tuple(named + hd.handed_to_finalize(call._module, call._node))
 
     def passed_roles(self, path: str, node: ts.Node) -> tuple[Role, ...]:
         """Roles code at `node` of `path` runs in because it is passed by name (see references.py)."""

@@ -3,8 +3,9 @@ tagged template (drizzle's, @effect/sql's) and drizzle's relational API
 (`db.query.jobs.findMany({ where, limit })`). Each needs a limit (a number, or an expression that
 folds to one) at most the bound, to read one row, or an equality pinning one entity.
 
-Raw statements are read by the model (reviewer/typescript/sql.py, sqlglot); a template sqlglot
-cannot parse is said to be unread, never taken for a bounded query.
+Both are read by the model's one query model (reviewer/typescript/queries.py; raw SQL through
+sql.py and sqlglot); a template sqlglot cannot parse is said to be unread, never taken for a bounded
+query, and a tautology (`eq(t.id, t.id)`) pins nothing.
 """
 
 from __future__ import annotations
@@ -14,9 +15,8 @@ from typing import TYPE_CHECKING
 
 from reviewer.engine.api import Options
 from reviewer.report.model import Finding, Location
-from reviewer.rules.bounded_scan.chains import callee_name
 from reviewer.rules.bounded_scan.select import fold_number
-from reviewer.typescript import Call, Expr, exits, sql_statement
+from reviewer.typescript import Call, Expr, Query, relational_query, sql_query
 
 if TYPE_CHECKING:
     from reviewer.engine.context import ReviewContext
@@ -60,76 +60,22 @@ def raw_scans(program: "Program", module: "Module", opts: Options) -> list[RawSc
 def _raw_scans(program: "Program", module: "Module", opts: Options) -> list[RawScan]:
     out: list[RawScan] = []
     for call in module.calls():
-        found = sql_statement(call)
-        if found is not None and found.operation in ("select", "unreadable"):
-            host = call.host
-            # `db.get(sql\`..\`)` runs a template; `db.get("SELECT ..")` runs its own argument
-            runner = host if host is not None and host.args[:1] == (call.expr,) else (call if call.args else None)
-            out.append(RawScan(
-                call, "sql", found.table,
-                single_row=runner is not None and callee_name(runner) in opts.single_row_terminals or found.limit == 1,
-                pinned=bool(set(found.pins) & set(opts.entity_keys)),
-                has_limit=found.has_limit, limit=found.limit, limit_expr=found.limit_expr, unreadable=found.reason,
-            ))
-            continue
-        relational = _relational(program, call, opts)
-        if relational is not None:
-            out.append(relational)
+        query = sql_query(program, call, opts.single_row_terminals)
+        if query is None or query.operation not in ("select", "unreadable"):
+            query = relational_query(program, call)
+        if query is not None and query.operation in ("select", "unreadable"):
+            out.append(_view(query, opts))
     return out
 
 
-# drizzle's relational queries: `db.query.<table>.findMany(config)` / `.findFirst(config)`.
-_RELATIONAL = {"findMany": False, "findFirst": True}
-
-
-def _relational(program: "Program", call: Call, opts: Options) -> RawScan | None:
-    parts = call.callee.split(".")
-    if len(parts) < 3 or parts[-1] not in _RELATIONAL or parts[-3] != "query":
-        return None
-    config = call.args[0] if call.args else None
-    if config is not None and config.identifier is not None:
-        config = program.bound_value(config) or config  # `findMany(page)`, `const page = { limit: 50 }`
-    where = config.prop("where") if config is not None else None
-    limit = config.prop("limit") if config is not None else None
+def _view(query: Query, opts: Options) -> RawScan:
+    """The model's query as the bound check reads it: pinned when a top-level equality binds an entity key."""
+    literal = query.limit_value if query.limit is None else None
     return RawScan(
-        call, "relational", parts[-2], single_row=_RELATIONAL[parts[-1]],
-        pinned=where is not None and _relational_pin(where, opts),
-        has_limit=limit is not None, limit=None, limit_expr=limit,
+        query.at, "sql" if query.source == "sql" else "relational", query.table,
+        single_row=query.single_row, pinned=query.pins(opts.entity_keys),
+        has_limit=query.has_limit, limit=literal, limit_expr=query.limit, unreadable=query.reason,
     )
-
-
-def _relational_pin(where: Expr, opts: Options) -> bool:
-    """`where: { id: x }` (a value, not an operator object), or `eq(t.id, x)` on an entity key against
-    something other than a column of the same table, inline or in a `(t, { eq }) => ..` callback,
-    alone or inside a top-level `and(..)`: under `or`, `not` or anything else it pins nothing."""
-    for key, value in where.props:
-        if key in opts.entity_keys and not value.props and value.normalized not in ("undefined", "null") and value.kind != "object":
-            return True
-    function = where.function
-    body = _returned(function) if function is not None else where
-    return body is not None and _pins(body, opts, 0)
-
-
-def _returned(function) -> Expr | None:
-    ends = exits(function)
-    return ends[0].value if len(ends) == 1 else None
-
-
-def _pins(condition: Expr, opts: Options, depth: int) -> bool:
-    call = condition.call
-    if call is None or depth > 8:
-        return False
-    name = callee_name(call)
-    if name == "and":
-        return any(_pins(arg, opts, depth + 1) for arg in call.args)
-    if name != "eq" or len(call.args) != 2:
-        return False
-    for column, value in ((call.args[0], call.args[1]), (call.args[1], call.args[0])):
-        path = column.member_path or ""
-        root, _, field = path.rpartition(".")
-        if root and field in opts.entity_keys and (value.member_path or "").rpartition(".")[0] != root:
-            return True
-    return False
 
 
 def check_raw(ctx: "ReviewContext", scan: RawScan, opts: Options) -> list[Finding]:

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 from reviewer.engine.api import Options
 from reviewer.rules.bounded_scan.chains import callee_name, resolve_column
-from reviewer.typescript import arguments_of
+from reviewer.typescript import arguments_of, read_where
 
 if TYPE_CHECKING:
     from reviewer.typescript import Call, Expr, Function, Module, Program
@@ -37,79 +37,33 @@ def pins_entity(
 ) -> bool | None:
     """Does `expr` (a where condition) force an equality on the table's entity key?
 
-    Only `eq(T.key, x)` directly or under `and(...)`: `or(...)` and anything
-    else may widen the result, so it does not pin. The conditions of an `and`
-    may come from spreads of `const` arrays (`and(...mine)`); a name may stand
-    for a `const` condition (local or imported). None when it does not pin as
-    far as the reviewer reads, but a spread it cannot read (`and(...extra)`)
-    might hold the pin.
+    Read by the model's query model (`read_where`): only a top-level conjunct
+    pins (`eq(T.key, x)` alone, under `and(..)`, through `const` conditions,
+    spreads of `const` arrays and where-helpers); `or(..)` and anything else
+    may widen the result. A column compared with a column of the same table
+    (`eq(T.session_id, T.session_id)`) names no entity. None when it does not
+    pin as far as the reviewer reads, but a spread it cannot read
+    (`and(...extra)`) might hold the pin.
     """
-    if expr is None or depth > 3:
+    if expr is None:
         return False
-    if module is None or module.path != expr.path:
-        module = program.module(expr.path)
-    call = expr.call
-    if call is None:
-        if expr.kind in ("identifier", "member_expression"):
-            constant = program.bound_value(expr)
-            if constant is not None:
-                return pins_entity(program, None, constant, table, opts, depth + 1)
-        return False
-    name = callee_name(call)
-    if name == "eq":
-        sides = [resolve_column(module, arg, opts) for arg in call.args[:2]]
-        for i, column in enumerate(sides):
-            other = sides[1 - i] if len(sides) == 2 else None
-            # `eq(T.session_id, T.session_id)` holds on every row, and `eq(T.session_id, T.parent_id)`
-            # compares two columns of each row: neither names one entity.
-            if column is not None and column[0] == table and column[1] in opts.entity_keys and \
-                    not (other is not None and other[0] == table):
-                return True
-        return False
-    if name == "and":
-        answers = [
-            None if a.kind == "spread_element" else pins_entity(program, None, a, table, opts, depth + 1)
-            for a in arguments_of(program, call)
-        ]
-        return True if any(answers) else (None if None in answers else False)
-    helper = helper_function(program, module, call, expr.enclosing_function)
-    if helper is None:
-        return False
-    return _helper_pins(program, helper, table, opts, depth + 1)
+    terms, unread = read_where(program, expr)
+    for term in terms:
+        if not term.pins or term.column not in opts.entity_keys or term.column_expr is None:
+            continue
+        side = term.column_expr
+        column = resolve_column(program.module(side.path), side, opts)
+        if column is not None and column[0] == table:
+            return True
+    return None if any(u.kind == "spread_element" for u in unread) else False
 
 
 def unread_spreads(program: "Program", expr: "Expr", depth: int = 0) -> tuple["Expr", ...]:
     """The spreads in a condition's `and(...)`s (through `const` conditions and arrays) that the reviewer cannot read."""
-    if expr is None or depth > 3:
+    if expr is None:
         return ()
-    call = expr.call
-    if call is None:
-        constant = program.bound_value(expr) if expr.kind in ("identifier", "member_expression") else None
-        return unread_spreads(program, constant, depth + 1) if constant is not None else ()
-    if callee_name(call) != "and":
-        return ()
-    out: list["Expr"] = []
-    for arg in arguments_of(program, call):
-        out += [arg] if arg.kind == "spread_element" else unread_spreads(program, arg, depth + 1)
-    return tuple(out)
-
-
-def _helper_pins(program: "Program", helper: "Function", table: str, opts: Options, depth: int) -> bool:
-    """A where-helper (`const owned = (c) => and(eq(T.id, c.id), ...)`) pins when its
-    body is an `and`/`eq` over the entity key and it never branches through `or`."""
-    calls = list(helper.all_calls)
-    if any(callee_name(c) in ("or", "not") for c in calls):
-        return False
-    helper_module = program.module(helper.path)
-    for call in calls:
-        name = callee_name(call)
-        if name == "eq" and pins_entity(program, helper_module, call.expr, table, opts, depth) is True:
-            return True
-        if name not in ("eq", "and") and depth < 3:
-            nested = helper_function(program, helper_module, call, helper)
-            if nested is not None and nested is not helper and _helper_pins(program, nested, table, opts, depth + 1) is True:
-                return True
-    return False
+    _, unread = read_where(program, expr)
+    return tuple(u for u in unread if u.kind == "spread_element")
 
 
 def columns_in(

@@ -55,19 +55,20 @@ def check_promotions(
 
 def _judge_exact(ctx: "ReviewContext", program: Program, chain: Sequence[Call], tally: PromotionTally) -> Finding | None:
     opts = ctx.opts
-    where = dz.where_of(chain)
-    table = dz.chain_table(program, chain) or "?"
+    found = dz.query(program, chain)
+    where = found.where if found is not None else None
+    table = (found.table if found is not None else None) or "?"
     head = chain[0]
     owner = fx.describe(fx.outer_named(head.enclosing))
-    if where is None:
+    if found is None or where is None:
         missing = ["the row's id", "its Session", f"the unpromoted predicate `isNull({opts.promoted_columns[0]})`"]
         got = "has no `where`: it matches every row"
     else:
-        found = dz.conditions(program, where)
+        # An equality pins only against a value: `eq(T.id, T.id)` is true of every row.
         missing = []
-        if not found.has("eq", opts.id_columns):
+        if not found.pins(opts.id_columns):
             missing.append(f"the row's id (`eq` on {'/'.join(opts.id_columns)})")
-        if not found.has("eq", opts.session_columns):
+        if not found.pins(opts.session_columns):
             missing.append(f"its Session (`eq` on {'/'.join(opts.session_columns)})")
         if not found.has("isNull", opts.promoted_columns):
             missing.append(f"the unpromoted predicate (`isNull` on {'/'.join(opts.promoted_columns)})")
@@ -146,7 +147,7 @@ def _promotions(program: Program, function: Function, opts: Options) -> list[tup
         if dz.promotion_set(program, chain, opts) is not None:
             where = dz.where_of(chain)
             out.append((call, [where] if where is not None else []))
-        elif opts.promote_calls.search(fx.last(call.callee)) and not dz.is_select(chain):
+        elif opts.promote_calls.search(fx.last(call.callee)) and not dz.is_select(program, chain):
             out.append((call, list(call.args)))
     return out
 

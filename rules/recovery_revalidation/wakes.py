@@ -75,9 +75,9 @@ def _inside_entry(function: Function | None, opts: Options) -> bool:
     return False
 
 
-def _is_candidate_read(call: Call, opts: Options) -> bool:
+def _is_candidate_read(program: Program, call: Call, opts: Options) -> bool:
     chain = dz.whole(call)
-    if dz.is_multi_read(chain):
+    if dz.is_multi_read(program, chain):
         return True
     return any(opts.candidate_reads.search(fx.last(c.callee)) for c in chain if not c.method == "pipe")
 
@@ -89,7 +89,7 @@ def loops(program: Program, entry: Function, opts: Options) -> list[Loop]:
         if not dz.is_head(read):
             continue
         usage, name = read.binding
-        if usage != "bound" or not name or not name.isidentifier() or not _is_candidate_read(read, opts):
+        if usage != "bound" or not name or not name.isidentifier() or not _is_candidate_read(program, read, opts):
             continue
         after = read.span[2]
         for driver in calls:
@@ -139,9 +139,9 @@ def revalidation(program: Program, call: Call, opts: Options, depth: int = 1) ->
     if fx.matches(call.callee, opts.revalidators):
         return "revalidator"
     chain = dz.whole(call)
-    if dz.is_cas(chain):
+    if dz.is_cas(program, chain):
         return "cas"
-    if dz.is_reread(chain):
+    if dz.is_reread(program, chain):
         return "re-read"
     if depth > 0 and call.callee_expr is not None:
         helper = program.function_of(call.callee_expr)

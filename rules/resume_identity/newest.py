@@ -17,7 +17,9 @@ from typing import Iterator
 
 from reviewer.report.model import Finding
 
-from reviewer.typescript import Call, Expr, arguments_of, consumer, exits, later_uses, names_in, statement_of
+from reviewer.typescript import (
+    Call, Expr, arguments_of, builder_query, consumer, exits, later_uses, names_in, statement_of,
+)
 
 from reviewer.rules import _effect as fx
 from reviewer.rules.resume_identity.words import Scan, field_matches, imported_as, says_resume, stems
@@ -77,22 +79,26 @@ def _takes_one(scan: Scan, call: Call) -> bool:
 
 
 def _pinned(scan: Scan, order: Call) -> tuple[bool, Call | None]:
-    """(an identity equality filters the query, the first condition list it could not read)."""
+    """(an identity equality binds the query, the filter holding a spread it could not read).
+
+    Read by the model's query model: only a top-level conjunct binds every row
+    (an `eq` under `or` does not), and an equality with a column of the same
+    table (`eq(T.id, T.id)`) or a literal names no recovered identity.
+    """
+    query = builder_query(scan.program, order.chain)
+    if query is None:
+        return False, None
     pattern = scan.opts.identity_pattern
-    unknown: Call | None = None
-    for link in order.chain:
-        if link.method != "where":
-            continue
-        for arg in link.args:
-            for inner in arg.calls:
-                if imported_as(scan.program, inner) == "eq" and len(inner.args) == 2:
-                    column = inner.args[0].member_path or ""
-                    value = inner.args[1]
-                    if pattern.search(column.rsplit(".", 1)[-1]) and value.string_value is None and value.number_value is None:
-                        return True, None
-                if any(a.kind == "spread_element" for a in arguments_of(scan.program, inner)):
-                    unknown = unknown or inner
-    return False, unknown
+    for term in query.terms:
+        value = term.value
+        if term.pins and term.column and pattern.search(term.column) and value is not None \
+                and value.string_value is None and value.number_value is None:
+            return True, None
+    if any(u.kind == "spread_element" for u in query.unread):
+        where = next((c for c in order.chain if c.method == "where"), None)
+        inner = where.args[0].call if where is not None and where.args else None
+        return False, inner or where
+    return False, None
 
 
 # ------------------------------------------------------------------ arrays
