@@ -7,7 +7,8 @@ import textwrap
 import pytest
 
 from reviewer.typescript import Program
-from reviewer.rules.resume_identity.words import field_matches, imported_as, is_empty, says_resume, segments, stems
+from reviewer.rules.resume_identity.words import field_matches, is_empty, says_resume, segments, stems
+from reviewer.typescript.queries import operator
 from reviewer.rules.resume_identity.corrupt import _empty_result, _names_missing
 
 RESUME = stems(["resume", "recover", "restore", "continue"])
@@ -79,7 +80,7 @@ def test_renamed_package_imports_read_as_their_exported_name() -> None:
         """
     )
     call = next(c for c in program.module("x.ts").calls() if c.normalized.startswith("newestFirst("))
-    assert imported_as(program, call) == "desc"
+    assert operator(program, call) == "desc"
 
 
 def test_a_handler_that_tests_for_a_missing_file_first_is_not_a_fallback_to_empty() -> None:

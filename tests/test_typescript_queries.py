@@ -13,7 +13,7 @@ from reviewer.typescript import Program, builder_query, relational_query, sql_qu
 
 SOURCE = textwrap.dedent(
     """\
-    import { and, desc, eq, isNull, or, sql } from "drizzle-orm"
+    import { and, desc, eq, eq as same, isNull, or, sql } from "drizzle-orm"
     import { jobs } from "./schema"
     const PAGE = 25
     const mine = (owner: string) => and(eq(jobs.owner, owner), isNull(jobs.done_at))
@@ -27,6 +27,7 @@ SOURCE = textwrap.dedent(
     export const h = (db, id) => db.update(jobs).set({ owner: null }).where(and(eq(jobs.id, id), isNull(jobs.done_at))).run()
     export const i = (db, owner) => db.query.jobs.findFirst({ where: { owner } })
     export const j = (db) => db.all(sql`select * from jobs where owner = owner`)
+    export const k = (db, o) => db.select().from(jobs).where(same(jobs.owner, o)).orderBy(sql`${jobs.expires_at} desc, id`).limit(1).get()
     """
 )
 
@@ -68,3 +69,9 @@ def test_helpers_are_followed_and_unread_spreads_are_said() -> None:
     assert not q[11].pins(["owner"]) and [u.kind for u in q[11].unread] == ["spread_element"]
     assert q[12].operation == "update" and q[12].pins(["id"]) and q[12].has("isNull", ["done_at"])
     assert q[13].single_row and q[13].pins(["owner"])  # `{ owner }` shorthand is a value
+
+
+def test_an_order_in_a_sql_fragment_and_a_renamed_operator_are_read() -> None:
+    query = _queries()[15]
+    assert query.pins(["owner"])  # `eq as same`
+    assert query.newest_first and [(k.column, k.descending) for k in query.order] == [("expires_at", True), ("id", False)]

@@ -26,7 +26,7 @@ from reviewer.typescript.collections import arguments_of
 from reviewer.typescript.endings import exits
 from reviewer.typescript.expressions import Call, Expr
 from reviewer.typescript.resolver import Resolver
-from reviewer.typescript.sql import statement
+from reviewer.typescript.sql import order_fragment, statement
 
 SELECTS = ("select", "selectDistinct", "selectDistinctOn")
 WRITES = ("update", "delete")
@@ -98,6 +98,18 @@ def _last(name: str) -> str:
     return name.replace("()", "").rsplit(".", 1)[-1]
 
 
+def operator(program: Resolver, call: Call) -> str:
+    """A drizzle operator's name however it was imported: `import { desc as newest }` keeps the local
+    name in callees, so a bare callee is read through the import it names."""
+    name = call.callee.replace("()", "")
+    if "." not in name:
+        module = program.module(call.path)
+        imported = module.imports.get(name) if module is not None else None
+        if imported is not None and imported.imported not in ("*", "default"):
+            return imported.imported
+    return _last(name)
+
+
 def table_of(program: Resolver, expr: Expr | None) -> str | None:
     """The table a `from(T)`/`update(T)` argument names, through a `const` alias (`const T = Jobs`)."""
     if expr is None:
@@ -131,7 +143,7 @@ def builder_query(program: Resolver, chain: Sequence[Call]) -> Query | None:
     where = found.args[0] if found is not None and found.args else None
     terms, unread = read_where(program, where)
     order = _link(chain, "orderBy")
-    keys = tuple(_order_key(k) for k in arguments_of(program, order)) if order is not None else ()
+    keys = tuple(k for arg in arguments_of(program, order) for k in _order_keys(program, arg)) if order is not None else ()
     limit_call = _link(chain, "limit")
     limit = limit_call.args[0] if limit_call is not None and limit_call.args else None
     value = _number(program, limit)
@@ -140,11 +152,17 @@ def builder_query(program: Resolver, chain: Sequence[Call]) -> Query | None:
                  limit_call is not None, limit, value, single)
 
 
-def _order_key(key: Expr) -> OrderKey:
+def _order_keys(program: Resolver, key: Expr) -> tuple[OrderKey, ...]:
+    """`desc(T.time)`, `asc(T.time)`, `T.time`, or a `sql` fragment (sql`${T.time} desc`), which
+    may hold several keys: a newest-first read is one however its order is written."""
     call = key.call
-    if call is not None and _last(call.callee) in ("desc", "asc") and call.args:
-        return OrderKey(_column(call.args[0]), _last(call.callee) == "desc")
-    return OrderKey(_column(key), False)
+    way = operator(program, call) if call is not None else ""
+    if call is not None and way in ("desc", "asc") and call.args:
+        return (OrderKey(_column(call.args[0]), way == "desc"),)
+    fragment = order_fragment(call) if call is not None else None
+    if fragment is not None:
+        return tuple(OrderKey(o.column, o.descending) for o in fragment)
+    return (OrderKey(_column(key), False),)
 
 
 def _column(expr: Expr) -> str | None:
@@ -181,7 +199,7 @@ def _conjuncts(program: Resolver, cond: Expr, terms: list[Term], unread: list[Ex
         else:
             unread.append(cond)
         return
-    name = _last(call.callee)
+    name = operator(program, call)
     args = arguments_of(program, call)
     if name == "and":
         for arg in args:

@@ -110,11 +110,8 @@ def _unicode(escape: str) -> str:
         return escape
 
 
-def statement(call: Call) -> Statement | None:
-    """The statement a call writes in SQL (see `_source`), or None when it writes none."""
-    source = _source(call)
-    if source is None:
-        return None
+def _text(call: Call, source: ts.Node) -> tuple[str, list[Expr]]:
+    """The template's text as the database receives it, each value substitution a placeholder name."""
     module, _ = _parts(call)
     parts: list[str] = []
     substitutions: list[Expr] = []
@@ -129,8 +126,39 @@ def statement(call: Call) -> Statement | None:
             substitutions.append(value)
             spliced = _spliced(value)
             parts.append(spliced if spliced is not None else f"{_PLACEHOLDER}{len(substitutions) - 1}")
+    return "".join(parts), substitutions
+
+
+def order_fragment(call: Call) -> tuple[Order, ...] | None:
+    """The keys of an ORDER BY written as a `sql` fragment (`orderBy(sql "${T.time} desc")`): a
+    substituted column is named by its member path's last segment. None when it is no `sql`
+    template or does not read as ORDER BY keys (the caller says it could not read the order)."""
+    if not is_sql_template(call):
+        return None
+    module, node = _parts(call)
+    text, substitutions = _text(call, sx.field(node, "arguments"))
+    read = _read(f"SELECT 1 FROM {_PLACEHOLDER}t ORDER BY {text}")
+    if isinstance(read, str):
+        return None
+    keys = []
+    for order in read[6]:
+        column = order.column
+        if column is not None and column.startswith(_PLACEHOLDER) and column[len(_PLACEHOLDER):].isdigit():
+            index = int(column[len(_PLACEHOLDER):])
+            path = substitutions[index].member_path if index < len(substitutions) else None
+            column = path.rsplit(".", 1)[-1] if path else None
+        keys.append(Order(column, order.descending, order.text))
+    return tuple(keys)
+
+
+def statement(call: Call) -> Statement | None:
+    """The statement a call writes in SQL (see `_source`), or None when it writes none."""
+    source = _source(call)
+    if source is None:
+        return None
+    text, substitutions = _text(call, source)
     try:
-        read = _read("".join(parts))
+        read = _read(text)
     except (ValueError, OverflowError) as error:  # a literal sqlglot parses but Python cannot read
         read = f"cannot read a value: {error}"
     named = is_sql_template(call)

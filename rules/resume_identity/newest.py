@@ -22,7 +22,7 @@ from reviewer.typescript import (
 )
 
 from reviewer.rules import _effect as fx
-from reviewer.rules.resume_identity.words import Scan, field_matches, imported_as, says_resume, stems
+from reviewer.rules.resume_identity.words import Scan, field_matches, says_resume, stems
 
 _SORTS = ("sort", "toSorted")
 _FIRST_LINKS = ("at", "find", "findLast", "shift")
@@ -41,14 +41,16 @@ def check_newest(scan: Scan) -> Iterator[Finding]:
 
 
 def _query(scan: Scan, order: Call, resume: tuple[str, ...]) -> Iterator[Finding]:
-    args = arguments_of(scan.program, order)
-    first = args[0] if args else None
-    key = first.call if first is not None else None
-    if key is None or imported_as(scan.program, key) != "desc" or not key.args:
+    # The order as the query model reads it: `desc(T.time)` however imported, or a `sql` fragment.
+    query = builder_query(scan.program, order.chain)
+    first = query.order[0] if query is not None and query.order else None
+    if first is None or not first.descending or first.column is None:
         return
-    column = field_matches(key.args[0].member_path, scan.opts.recency_fields)
+    column = field_matches(first.column, scan.opts.recency_fields)
     if column is None:
         return
+    args = arguments_of(scan.program, order)
+    key = args[0] if args else order.expr
     links = order.chain_from_here
     pick = next((c for c in links if _takes_one(scan, c)), None)
     if pick is None:

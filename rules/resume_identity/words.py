@@ -84,14 +84,3 @@ def field_matches(path: str | None, fields: Iterable[str]) -> str | None:
             return f
     return None
 
-
-def imported_as(program: Program, call: Call) -> str:
-    """The callee's last segment, through a renamed package import (`import { desc as newest }`: the
-    model keeps a package import's local name in callees)."""
-    name = fx.strip_call_marks(call.callee)
-    if "." not in name:
-        module = program.module(call.path)
-        imp = module.imports.get(name) if module is not None else None
-        if imp is not None and imp.imported not in ("*", "default"):
-            return imp.imported
-    return fx.last(name)
