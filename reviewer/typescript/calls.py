@@ -60,7 +60,7 @@ def qualified_name(module: Names, node: ts.Node | None, depth: int = 0) -> str |
 # (`store.apply(patch)`), so `f` must be a function the program declares.
 _INVOKERS = frozenset({"call", "apply"})
 # A name that may have come from an invoker spelling (`Locks.drop.call.call`, `f.bind().apply`, `Reflect.apply`).
-_MAY_INVOKE = re.compile(r"\.(?:call|apply)$|\.bind\(\)|^Reflect\.apply$")
+_MAY_INVOKE = re.compile(r"\.(?:call|apply)$|\.bind\(\)|\.bind\.call\(\)$|^Reflect\.apply$")
 
 
 def _declared_function(module: Names, root: ts.Node, props: list[str]) -> bool:
@@ -153,6 +153,12 @@ def _invoke(
             given = arguments(fn)
             before = given[1:]
             return _invoke(module, bound[0], given[0] if given else None, None if args is None else before + args, depth + 1)
+        if qualified_name(module, sx.field(fn, "function")) == "Function.prototype.bind.call":
+            # `Function.prototype.bind.call(f, t, a)(b)` is `f.bind(t, a)(b)`
+            given = arguments(fn)
+            if given and _function_valued(module, given[0]):
+                rest = None if args is None else given[2:] + args
+                return _invoke(module, given[0], given[1] if len(given) > 1 else None, rest, depth + 1)
     if fn.type == "member_expression" and sx.text(sx.field(fn, "property")) == "apply" \
             and qualified_name(module, fn) == "Reflect.apply":
         rest = args or []

@@ -83,10 +83,9 @@ def function_value_names(module: Names, node: ts.Node | None) -> list[str]:
     for _ in range(_MAX_BINDS):
         if node is None or node.type != "call_expression":
             break
-        way = invoker(sx.field(node, "function"))
-        if way is None or way[1] != "bind":
+        node = bind_target(module, node)
+        if node is None:
             return []  # a call's result, not a function value the reviewer can name
-        node = picked(way[0])
     if node is None or node.type not in ("identifier", "member_expression", "subscript_expression"):
         return []
     name = qualified_name(module, node)
@@ -98,13 +97,41 @@ def function_value_name(module: Names, node: ts.Node | None) -> str | None:
     return names[0] if len(names) == 1 else None
 
 
+def bind_target(module: Names, call: ts.Node) -> ts.Node | None:
+    """The function `f.bind(t, ..)` or `Function.prototype.bind.call(f, t, ..)` binds; None for any other call."""
+    way = invoker(sx.field(call, "function"))
+    if way is not None and way[1] == "bind":
+        return picked(way[0])
+    if qualified_name(module, sx.field(call, "function")) == "Function.prototype.bind.call":
+        given = arguments(call)
+        return picked(given[0]) if given else None
+    return None
+
+
+def _spread_out(args: list[ts.Node]) -> list[ts.Node | None]:
+    """The arguments with spreads of array literals laid out (`f(...[a, b])` is `f(a, b)`); past a
+    spread of anything else the positions are unknown (None)."""
+    out: list[ts.Node | None] = []
+    for arg in args:
+        node = sx.strip(arg)
+        if node is not None and node.type == "spread_element":
+            inner = picked(sx.named(node)[0]) if sx.named(node) else None
+            if inner is not None and inner.type == "array" and not any(e.type == "spread_element" for e in sx.named(inner)):
+                out.extend(e for e in sx.named(inner) if e.type != "comment")
+                continue
+            out.append(None)
+            break
+        out.append(arg)
+    return out
+
+
 def handed_functions(module: Names, call: ts.Node) -> list[str]:
     """Names of the functions a call is handed as values and runs: by a combinator that runs what it
     is handed (`Effect.forEach(xs, X.clear)`, `xs.map(X.clear.bind(null, db))`, `pipe(x, f)`), or by a
     function of the program that calls the parameter it is handed to (`run(X.clear, db, c)` with
     `const run = (g, db, c) => g(db, c)`). Inline functions are not here: their calls are the file's."""
-    args = arguments(call)
-    found = [(i, names) for i, arg in enumerate(args) if (names := function_value_names(module, arg))]
+    args = _spread_out(arguments(call))
+    found = [(i, names) for i, arg in enumerate(args) if arg is not None and (names := function_value_names(module, arg))]
     if not found:
         return []
     callee = sx.field(call, "function")

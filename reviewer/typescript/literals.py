@@ -45,6 +45,44 @@ def picked(node: ts.Node | None, _depth: int = 0) -> ts.Node | None:
     return node
 
 
+def destructured(pattern: ts.Node, value: ts.Node) -> list[tuple[str, ts.Node]]:
+    """(local name, the value it takes) for each name a pattern binds out of a literal written in
+    place: `const { go } = { go: f }` and `const [go] = [f]` bind `go` to `f`. Nothing when the
+    literal may hold other members (a spread, a computed key), or for defaults and rest elements."""
+    value = sx.strip(value)
+    if value is None:
+        return []
+    if pattern.type == "object_pattern" and value.type == "object":
+        if any(m.type == "spread_element" or _computed(m) for m in sx.named(value)):
+            return []
+        members = dict(sx.object_members(value))
+        out = []
+        for member in sx.named(pattern):
+            if member.type == "shorthand_property_identifier_pattern":
+                local, key = sx.text(member), sx.text(member)
+            elif member.type == "pair_pattern" and (target := sx.field(member, "value")) is not None \
+                    and target.type == "identifier":
+                local, key = sx.text(target), sx.property_key(sx.field(member, "key"))
+            else:
+                continue
+            if key is not None and key in members:
+                out.append((local, members[key]))
+        return out
+    if pattern.type == "array_pattern" and value.type == "array":
+        elements = _elements(value)
+        out = []
+        for position, target in enumerate(_elements(pattern)):
+            if target is None or target.type != "identifier" or position >= len(elements):
+                continue
+            if any(e is not None and e.type == "spread_element" for e in elements[: position + 1]):
+                break
+            element = elements[position]
+            if element is not None:
+                out.append((sx.text(target), element))
+        return out
+    return []
+
+
 def _index(node: ts.Node | None) -> int | None:
     """A literal array index: `0`, or `"1"` (a string that is an index)."""
     value = sx.number_value(node)

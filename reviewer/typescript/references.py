@@ -34,6 +34,7 @@ import tree_sitter as ts
 from reviewer.typescript import syntax as sx
 from reviewer.typescript.builders import callers_of
 from reviewer.typescript.expressions import Expr, Function
+from reviewer.typescript.literals import picked
 from reviewer.typescript.confine import confined
 from reviewer.typescript.members import returns
 from reviewer.typescript.parse import node_lines
@@ -174,6 +175,9 @@ def _targets(program: Resolver, module: "Module", node: ts.Node, hops: int) -> l
     """The code a reference passed to a combinator stands for; None when it is user code not followed."""
     if hops > program.roles.max_hops:
         return None
+    chosen = picked(node)
+    if chosen is not None and chosen != node and chosen.type != "subscript_expression":
+        return _targets(program, module, chosen, hops + 1)  # `[cleanup][0]`: the element it picks
     expr = module.index.expr(node)
     if node.type == "call_expression":
         # Written inline, a call's own code already carries the role; what is

@@ -14,6 +14,8 @@ import tree_sitter as ts
 from reviewer.typescript import calls as cx
 from reviewer.typescript import syntax as sx
 from reviewer.typescript.calls import function_of_value
+from reviewer.typescript.handed import bind_target
+from reviewer.typescript.literals import destructured
 from reviewer.typescript.expressions import Call, Function, Owner
 from reviewer.typescript.index import _NAMESPACES, ModuleIndex, Property, RoleRef
 from reviewer.typescript.parse import node_lines
@@ -253,11 +255,21 @@ class _Walker:
         `const f = X.clear.bind(null, db)` as aliases, so calls through them are named like calls of what
         they stand for (`E.fork` is `Effect.fork`, `f(claim)` is `X.clear`)."""
         value = cx.picked(sx.field(node, "value"))
+        if name is not None and value is not None and value.type in ("object", "array") and sx.is_const(parent):
+            # `const { go } = { go: X.clear }`, `const [go] = [X.clear]`: each name aliases its member
+            key = function._node.id if function is not None else None
+            for local, member in destructured(name, value):
+                target = cx.picked(member)
+                if target is not None and target.type in _ALIAS_VALUES:
+                    self.index._aliases.setdefault(key, {})[local] = (target, None)
+                    self.index._alias_names.add(local)
+            return
         if value is not None and value.type == "call_expression":
-            # `const drop = X.clear.bind(null, db)`: calling `drop` calls `X.clear`
-            bound = sx.strip(sx.field(value, "function"))
-            if bound is not None and bound.type == "member_expression" and sx.text(sx.field(bound, "property")) == "bind":
-                value = cx.picked(sx.field(bound, "object"))
+            # `const drop = X.clear.bind(null, db)` (or `Function.prototype.bind.call(X.clear, null, db)`):
+            # calling `drop` calls `X.clear`
+            target = bind_target(self.module, value)
+            if target is not None:
+                value = target
         if name is None or value is None or value.type not in _ALIAS_VALUES or parent is None:
             return
         if not sx.is_const(parent):
