@@ -233,7 +233,7 @@ def test_demo_comment_leads_with_the_banner_and_why(demo) -> None:
     root, _ = parse(renderer("comment")(demo))
     blockquote, why, causes = root.elements()[:3]
     assert blockquote.tag == "blockquote" and blockquote.text().strip() == (
-        f"⛔ DO-NOT-MERGE — 13 must-fix, 1 should-fix, 0 consider · base {demo.base[:12]} · patch b853ebc32ba7 · 13 files")
+        f"⛔ DO-NOT-MERGE — 13 must-fix, 1 should-fix, 0 consider · 9 of 9 families examined the change · base {demo.base[:12]} · patch b853ebc32ba7 · 13 files")
     assert why.text() == "Why DO-NOT-MERGE:" and [li.text() for li in causes.all("li")] == ["13 must-fix findings"]
     assert root.elements()[-1].text() == "DO-NOT-MERGE"
 

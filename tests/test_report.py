@@ -90,7 +90,7 @@ def test_markdown_parts_in_order_and_last_line_is_verdict(change) -> None:
     report = _run(change, (_family("alpha", _flag_line_two),))
     md = renderer("markdown")(report)
     lines = md.splitlines()
-    assert lines[0].startswith("> ⛔ **DO-NOT-MERGE** — 1 must-fix, 0 should-fix, 0 consider · base `")
+    assert lines[0].startswith("> ⛔ **DO-NOT-MERGE** — 1 must-fix, 0 should-fix, 0 consider · 1 of 1 families examined the change · base `")
     assert lines[-1] == "DO-NOT-MERGE"
     order = [md.index(h) for h in ("**Why DO-NOT-MERGE:**\n\n- 1 must-fix finding\n", "# Review of", "## Invariants",
                                    "## MUST-FIX", "## SHOULD-FIX", "## CONSIDER", "## Changed files")]
@@ -224,7 +224,7 @@ def test_the_banner_names_the_head_commit_of_a_pull_request_else_the_patch(chang
 
     report = _run(change, (_family("alpha", _flag_line_two, severity=Severity.CONSIDER),))
     assert renderer("markdown")(report).splitlines()[0] == (
-        f"> ✅ **MERGE** — 0 must-fix, 0 should-fix, 1 consider · base `{report.base[:12]}`"
+        f"> ✅ **MERGE** — 0 must-fix, 0 should-fix, 1 consider · 1 of 1 families examined the change · base `{report.base[:12]}`"
         f" · patch `{report.patch.sha256[:12]}` · 1 file")
     head = "ab" * 20
     pr = replace(report, pull_request=PullRequest("main", "topic", report.base, head, report.base, number=3))
@@ -328,3 +328,20 @@ def test_code_a_rule_quotes_is_shown_as_written(change) -> None:
     md = renderer("markdown")(_run(change, (_family("alpha", quoting),)))
     # Spaces kept, `<`/`>` never entities inside code, a template literal in a longer span.
     assert "\nbound is `size > 100  ?  100 : size || 1` and `` `${key}` ``\n" in md
+
+
+def test_coverage_says_which_families_examined_the_change_and_a_merge_of_none_is_no_green_light(change) -> None:
+    import json
+
+    both = _run(change, (_family("alpha", _flag_line_two, severity=Severity.CONSIDER), _family("beta", _not_applicable)))
+    data = json.loads(renderer("json")(both))
+    assert data["coverage"] == {
+        "families": 2, "examined": ["alpha"],
+        "not_examined": [{"id": "beta", "status": "not-applicable", "why": "nothing to check"}],
+    }
+    assert " · 1 of 2 families examined the change · " in renderer("markdown")(both).splitlines()[0]
+    none = _run(change, (_family("beta", _not_applicable),))
+    banner = renderer("markdown")(none).splitlines()[0]
+    assert none.verdict.value == "MERGE"
+    assert banner.startswith("> ⚪ **MERGE**") and "none of 1 families examined the change: nothing was checked" in banner
+    assert "✅" not in banner

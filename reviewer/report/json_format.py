@@ -71,6 +71,7 @@ def to_dict(report: Report) -> dict[str, Any]:
             for s in report.suppressed
         ],
         "scope": report.scope,
+        "coverage": _coverage(report),
         "delta": _delta(report),
         "pull_request": None if report.pull_request is None else {
             "base_ref": report.pull_request.base_ref, "head_ref": report.pull_request.head_ref,
@@ -86,3 +87,12 @@ def to_dict(report: Report) -> dict[str, Any]:
 
 def render(report: Report) -> str:
     return json.dumps(to_dict(report), indent=2, ensure_ascii=False, sort_keys=False) + "\n"
+
+
+def _coverage(report: Report) -> dict[str, Any]:
+    cov = report.coverage
+    return {
+        "families": cov.families,
+        "examined": list(cov.examined),
+        "not_examined": [{"id": i, "status": status, "why": why} for i, status, why in cov.not_examined],
+    }

@@ -249,10 +249,12 @@ def counts(report: Report) -> str:
 
 def banner(report: Report) -> str:
     """One line a maintainer reads first: verdict, counts, what was reviewed."""
-    icon = "✅" if report.verdict.value == "MERGE" else "⛔"
+    coverage = report.coverage
+    # A MERGE no family examined anything for is no green light: it says nothing was checked.
+    icon = "⛔" if report.verdict.value != "MERGE" else ("✅" if coverage.examined else "⚪")
     reviewed = f"head {code(report.head[:12])}" if report.head else f"patch {code(report.patch.sha256[:12])}"
-    return (f"> {icon} **{report.verdict.value}** — {counts(report)} · base {code(report.base[:12])} · {reviewed}"
-            f" · {plural(report.patch.files, 'file')}")
+    return (f"> {icon} **{report.verdict.value}** — {counts(report)} · {coverage.line()} · base "
+            f"{code(report.base[:12])} · {reviewed} · {plural(report.patch.files, 'file')}")
 
 
 def causes(report: Report) -> list[str]:

@@ -215,6 +215,21 @@ class Delta:
 
 
 @dataclass(frozen=True)
+class Coverage:
+    """Which families examined code of this change, and why the others did not (never green by silence)."""
+
+    families: int
+    examined: tuple[str, ...]  # ids of the families that judged code of the change
+    not_examined: tuple[tuple[str, str, str], ...]  # (id, status, why): n/a with what was looked for, or error
+
+    def line(self) -> str:
+        """`5 of 9 families examined the change`, or that nothing was checked."""
+        if not self.examined:
+            return f"none of {self.families} families examined the change: nothing was checked"
+        return f"{len(self.examined)} of {self.families} families examined the change"
+
+
+@dataclass(frozen=True)
 class Report:
     tool_name: str
     tool_version: str
@@ -240,6 +255,17 @@ class Report:
 
     def count(self, severity: Severity) -> int:
         return sum(1 for f in self.findings if f.severity is severity)
+
+    @property
+    def coverage(self) -> Coverage:
+        """A family examined code of the change when it verified, violated or found only pre-existing
+        violations; `not-applicable` and `error` say why it did not (its basis)."""
+        judged = (InvariantStatus.VERIFIED, InvariantStatus.VIOLATED, InvariantStatus.PRE_EXISTING)
+        return Coverage(
+            len(self.invariants),
+            tuple(i.id for i in self.invariants if i.status in judged),
+            tuple((i.id, i.status.value, i.summary) for i in self.invariants if i.status not in judged),
+        )
 
     def by_severity(self, severity: Severity) -> tuple[Finding, ...]:
         return tuple(f for f in self.findings if f.severity is severity)
