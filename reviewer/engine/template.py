@@ -220,7 +220,7 @@ def error_regions(ctx: "ReviewContext", paths: Iterable[str], reading: Reading) 
     relevance is decided: calls inside a region are not calls to the model, so
     "no relevant call" may be the region's doing.
     """
-    from reviewer.typescript import error_scope, words_on_lines
+    from reviewer.typescript import error_scope, words_on_lines  # lazy, as in context.py: tree-sitter only when read
 
     program = ctx.program
     # On the region's own lines an idiom's last segment is enough (`.clear(`

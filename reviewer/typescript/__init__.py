@@ -23,6 +23,7 @@ from reviewer.typescript.mentions import (
 from reviewer.typescript.module import Import, Module
 from reviewer.typescript.program import Program
 from reviewer.typescript.queries import Query, Term, builder_query, read_where, relational_query, sql_query
+from reviewer.typescript.queries import link as chain_link
 from reviewer.typescript.reach import run_calls
 from reviewer.typescript.references import Unresolved, returned_functions
 from reviewer.typescript.roles import DEFAULT_ROLES, Role, RoleTable
@@ -101,6 +102,7 @@ __all__ = [
     "Query",
     "Term",
     "builder_query",
+    "chain_link",
     "read_where",
     "relational_query",
     "sql_query",

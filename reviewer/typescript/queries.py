@@ -90,7 +90,8 @@ class Query:
 # ------------------------------------------------------------------ drizzle's builder
 
 
-def _link(chain: Sequence[Call], method: str) -> Call | None:
+def link(chain: Sequence[Call], method: str) -> Call | None:
+    """The first link of a chain calling `method` (`where`, `limit`, `get`), or None."""
     return next((c for c in chain if c.method == method), None)
 
 
@@ -124,30 +125,40 @@ def table_of(program: Resolver, expr: Expr | None) -> str | None:
 
 
 def builder_query(program: Resolver, chain: Sequence[Call]) -> Query | None:
-    """The query a drizzle builder chain (innermost link first) writes; None when it is not one."""
+    """The query a drizzle builder chain (innermost link first) writes; None when it is not one.
+
+    Read once per chain and program: several checks of several families ask about the same chain."""
     if not chain:
         return None
+    memo = program.memo("queries.builder")
+    key = (chain[0].span, chain[-1].span)
+    if key not in memo:
+        memo[key] = _builder_query(program, chain)
+    return memo[key]
+
+
+def _builder_query(program: Resolver, chain: Sequence[Call]) -> Query | None:
     methods = [c.method for c in chain]
     if any(m in SELECTS for m in methods) and "from" in methods:
-        operation, opener = "select", _link(chain, "from")
+        operation, opener = "select", link(chain, "from")
     elif "update" in methods:
-        operation, opener = "update", _link(chain, "update")
+        operation, opener = "update", link(chain, "update")
     elif "delete" in methods:
-        operation, opener = "delete", _link(chain, "delete")
+        operation, opener = "delete", link(chain, "delete")
     elif "insert" in methods:
-        operation, opener = "insert", _link(chain, "insert")
+        operation, opener = "insert", link(chain, "insert")
     else:
         return None
     table = table_of(program, opener.args[0] if opener is not None and opener.args else None)
-    found = _link(chain, "where")
+    found = link(chain, "where")
     where = found.args[0] if found is not None and found.args else None
     terms, unread = read_where(program, where)
-    order = _link(chain, "orderBy")
+    order = link(chain, "orderBy")
     keys = tuple(k for arg in arguments_of(program, order) for k in _order_keys(program, arg)) if order is not None else ()
-    limit_call = _link(chain, "limit")
+    limit_call = link(chain, "limit")
     limit = limit_call.args[0] if limit_call is not None and limit_call.args else None
     value = _number(program, limit)
-    single = _link(chain, "get") is not None or value == 1
+    single = link(chain, "get") is not None or value == 1
     return Query("builder", operation, table, chain[0], where, terms, unread, keys,
                  limit_call is not None, limit, value, single)
 

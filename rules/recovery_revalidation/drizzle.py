@@ -9,10 +9,7 @@ from typing import Sequence
 
 from reviewer.engine.api import Options
 from reviewer.typescript import Call, Expr, Program, Query, builder_query, members_of
-
-
-def link(chain: Sequence[Call], method: str) -> Call | None:
-    return next((c for c in chain if c.method == method), None)
+from reviewer.typescript import chain_link as link
 
 
 def whole(call: Call) -> tuple[Call, ...]:

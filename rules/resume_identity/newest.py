@@ -18,7 +18,7 @@ from typing import Iterator
 from reviewer.report.model import Finding
 
 from reviewer.typescript import (
-    Call, Expr, arguments_of, builder_query, consumer, exits, later_uses, names_in, statement_of,
+    Call, Expr, Query, arguments_of, builder_query, consumer, exits, later_uses, names_in, statement_of,
 )
 
 from reviewer.rules import _effect as fx
@@ -62,7 +62,7 @@ def _query(scan: Scan, order: Call, resume: tuple[str, ...]) -> Iterator[Finding
     why = _resumed(scan, end, resume)
     if why is None:
         return
-    pinned, unknown = _pinned(scan, order)
+    pinned, unknown = _pinned(scan, order, query)
     if pinned:
         return
     if unknown is not None:
@@ -80,16 +80,13 @@ def _takes_one(scan: Scan, call: Call) -> bool:
     return False
 
 
-def _pinned(scan: Scan, order: Call) -> tuple[bool, Call | None]:
+def _pinned(scan: Scan, order: Call, query: Query) -> tuple[bool, Call | None]:
     """(an identity equality binds the query, the filter holding a spread it could not read).
 
     Read by the model's query model: only a top-level conjunct binds every row
     (an `eq` under `or` does not), and an equality with a column of the same
     table (`eq(T.id, T.id)`) or a literal names no recovered identity.
     """
-    query = builder_query(scan.program, order.chain)
-    if query is None:
-        return False, None
     pattern = scan.opts.identity_pattern
     for term in query.terms:
         value = term.value
