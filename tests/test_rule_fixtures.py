@@ -103,8 +103,10 @@ def _cases() -> list[Path]:
 
 
 def case_trees(case: Path) -> tuple[dict[str, bytes], dict[str, bytes]]:
-    """(base tree, patched tree) of a case, shared files included."""
-    base = {**_read_tree(case.parent / "_shared"), **_read_tree(case / "base")}
+    """(base tree, patched tree) of a case, shared files included unless the case has a `NO_SHARED`
+    file (a code base in its own vocabulary, where the family must infer its names from the tree)."""
+    shared = {} if (case / "NO_SHARED").exists() else _read_tree(case.parent / "_shared")
+    base = {**shared, **_read_tree(case / "base")}
     return base, {**base, **_read_tree(case / "patched")}
 
 
