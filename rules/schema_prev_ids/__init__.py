@@ -34,6 +34,7 @@ uses from its siblings, and none imports this `__init__`:
 * `tsread`: reading TypeScript values and parse errors through the model;
 * `migrations`: the migration directory and its registry;
 * `chains`: drizzle-kit folder chains (v1 folders, legacy journals);
+* `edited`: migrations, snapshots and journal entries of the base rewritten in place;
 * `ddl`: table-declaration changes without a snapshot change, and the reverse;
 * here: the checks in the order the engine's template runs them, and `FAMILY`.
 """
@@ -47,6 +48,7 @@ from reviewer.engine.api import Family
 from reviewer.engine.template import Template
 from reviewer.rules.schema_prev_ids.chains import check_chain, check_v1_snapshots_present, find_chains
 from reviewer.rules.schema_prev_ids.ddl import check_ddl, check_snapshot_without_ddl
+from reviewer.rules.schema_prev_ids.edited import check_edited_in_place
 from reviewer.rules.schema_prev_ids.migrations import check_migrations
 from reviewer.rules.schema_prev_ids.snapshots import check_single, short
 from reviewer.rules.schema_prev_ids.spec import CHECKS, FAMILY_ID, OPTIONS
@@ -85,6 +87,12 @@ def _chains(st: State) -> list[Finding]:
     return st.taken()
 
 
+def _edited(st: State) -> list[Finding]:
+    """A migration, snapshot or journal entry the base tree has keeps its meaning."""
+    check_edited_in_place(st)
+    return st.taken()
+
+
 def _ddl(st: State) -> list[Finding]:
     """A DDL change comes with a snapshot change, and the reverse."""
     ddl_files = check_ddl(st, st.parts)
@@ -103,7 +111,7 @@ def _proved(st: State, findings: tuple[Finding, ...]) -> str:
 TEMPLATE = Template(
     reading=None,  # snapshots, journals and migrations are read by path (`tsread` notes their parse errors)
     start=lambda ctx: State(ctx, ctx.changeset.by_either_path),
-    checks=(_snapshots, _migrations, _chains, _ddl),
+    checks=(_snapshots, _migrations, _chains, _edited, _ddl),
     unreadable=lambda st: "; ".join(st.errors),
     examined=lambda st: int(st.touched),
     unexamined=lambda st, findings: "no snapshot, migration or table-declaration file changed",

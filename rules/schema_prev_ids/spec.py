@@ -212,6 +212,19 @@ CHECKS: tuple[CheckSpec, ...] = (
         "migration/20260914170650_session-recovery.ts   // newest",
     ),
     _spec(
+        "migration-edited", Severity.MUST_FIX,
+        "Existing migration edited in place",
+        "A migration the base tree already has keeps its meaning: a drizzle-kit v1 folder's migration.sql and "
+        "snapshot.json, a legacy meta/NNNN_snapshot.json, the SQL a legacy journal entry names, and the journal's "
+        "existing entries. Meaning is compared as drizzle-kit reads it (parsed JSON; SQL statements with whitespace "
+        "and comments collapsed), so a regenerated snapshot that only changed its formatting passes.",
+        "The migrator records every migration it ran and never runs it again. A rewritten migration reaches new "
+        "databases only: every database that ran the old version keeps its old schema or data, and the code, the "
+        "next generate and the chain of snapshots now describe a history those databases never had.",
+        "drizzle/20250201000000_posts/migration.sql   // a merged migration gains `DELETE FROM posts;`",
+        "drizzle/20250301000000_reset_posts/migration.sql   // a new migration does the new step",
+    ),
+    _spec(
         "ddl-without-snapshot", Severity.MUST_FIX,
         "Table definition changed without a snapshot change",
         "A change to a table declaration (ddl_globs) comes with a new snapshot (and migration). Tables are compared "
