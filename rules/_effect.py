@@ -378,11 +378,17 @@ def _piped(call: Call) -> list[Stage]:
     return out
 
 
+# Combinators taking a function that returns an effect and running that effect in its place.
+THUNKS = frozenset({"Effect.suspend", "Micro.suspend", "Stream.suspend", "Layer.suspend", "STM.suspend"})
+
+
 def first_arg_host(call: Call) -> Call | None:
-    """The call `H(call, ...)` taking `call` as its first argument, if any."""
+    """The call `H(call, ...)` taking `call` as its first argument, if any; a thunk's result is its
+    host's value (`Effect.suspend(() => call)` is `call` run later)."""
     host = call.host
     if host is None:
-        return None
+        thunk = call.thunk_host
+        return thunk if thunk is not None and thunk.callee in THUNKS and thunk.args else None
     args = host.args
     return host if args and args[0].call is call else None
 

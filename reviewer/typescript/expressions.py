@@ -447,10 +447,14 @@ class Call:
         return self._module.index.call_at(placement.host(self._node, self._module.index.parent))
 
     @property
+    def thunk_host(self) -> "Call | None":
+        """The call taking a function that returns this call's value (`Effect.suspend(() => this)`)."""
+        return self._module.index.call_at(placement.thunk_host(self._node, self._module.index.parent))
+
+    @property
     def element_host(self) -> "Call | None":
         """The call taking a collection holding this call's value (`H([.., this])`, `H({ k: this })`)."""
-        index = self._module.index
-        return index.call_at(placement.element_host(self._node, index.parent))
+        return self._module.index.call_at(placement.element_host(self._node, self._module.index.parent))
 
     @property
     def collection_name(self) -> str | None:
@@ -460,13 +464,8 @@ class Call:
     @cached_property
     def binding(self) -> tuple[str, str | None]:
         """What becomes of this call's value, after the rest of its chain and pipes (placement.binding)."""
-        index = self._module.index
-
-        def callee_at(node: ts.Node) -> str | None:
-            call = index.call_at(node)
-            return call.callee if call is not None else None
-
-        return placement.binding(self._node, index.parent, callee_at)
+        index = self._module.index  # the callee name of the call at a node, None where none is
+        return placement.binding(self._node, index.parent, lambda node: getattr(index.call_at(node), "callee", None))
 
     @cached_property
     def statement_index(self) -> tuple[int, ...]:

@@ -52,6 +52,23 @@ def host(node: ts.Node, parent_of: Parent) -> ts.Node | None:
     return _call_of_arguments(parent, parent_of)
 
 
+def thunk_host(node: ts.Node, parent_of: Parent) -> ts.Node | None:
+    """The call taking a function whose result is `node`'s value: `H(() => this)`, `H(() => { return this })`
+    with the return its body's only statement (a thunk such as `Effect.suspend`)."""
+    outer, parent = _unwrapped(node, parent_of)
+    if parent is not None and parent.type == "return_statement":
+        block = parent_of(parent)
+        if block is None or block.type != "statement_block" or block.named_child_count != 1:
+            return None
+        outer, parent = block, parent_of(block)
+    if parent is None or parent.type not in ("arrow_function", "function_expression", "function"):
+        return None
+    if sx.field(parent, "body") != outer:
+        return None
+    _, holder = _unwrapped(parent, parent_of)
+    return _call_of_arguments(holder, parent_of)
+
+
 def _collection(node: ts.Node, parent_of: Parent) -> tuple[ts.Node, ts.Node | None] | None:
     """(the array or object literal holding `node`'s value, wrappers included; its parent), else None."""
     _, parent = _unwrapped(node, parent_of)

@@ -218,6 +218,10 @@ def _names_a_table(ctx: "ReviewContext", module: "Module") -> bool:
 
 
 def _unexamined(run: Run, findings: tuple[Finding, ...]) -> str:
+    if run.entries:
+        # Origins alone are no examination: "0 changed queries" is never a verified scan.
+        return (f"{plural(run.entries, 'origin')} (recovery entry points, repeated code) in the change, "
+                "but no changed query and no multi-row read reached from them: no query to judge")
     return ("no changed scan or wake CAS over " + "/".join(sorted(run.ctx.opts.tables))
             + ", and no recovery entry point (`recovery_entries`) or repeated code (`repeat_drivers`, "
             "loops) in a changed scan-path file")
@@ -243,7 +247,7 @@ TEMPLATE = Template(
     start=Run,
     prepare=_prepare,
     checks=(_changed_files, _through_imports, _by_role),
-    examined=lambda run: (run.tally.changed + run.role_reads + run.entries) or run.blocking,
+    examined=lambda run: (run.tally.changed + run.role_reads) or run.blocking,
     unexamined=_unexamined,
     proved=_proved,
     phrases=None,  # the basis counts the unbounded and unresolved scans itself

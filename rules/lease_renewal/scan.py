@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 from reviewer.change.changeset import ChangedFile
 from reviewer.report.model import Location
 from reviewer.engine.api import Options
+from reviewer.engine import globs
 from reviewer.typescript import Call, Expr, Function, Program
 
 from reviewer.rules import _effect as fx
@@ -48,6 +49,7 @@ class Scan:
     # path -> the coordinator interrupt calls of the file (every lost finding asks)
     coordinators_by_path: dict[str, list[Call]] = field(default_factory=dict)
     api_named: bool | None = None  # does the tree write the claim API's name at all (asked once)
+    holders: dict[tuple[str, int, int, str], bool] = field(default_factory=dict)  # function -> holds a claim (memo)
 
     # Callee spellings repeat across thousands of calls: each is matched once per run.
     release_names: fx.Matcher = field(init=False)
@@ -79,12 +81,39 @@ class Scan:
         """The release the call runs: its callee, or the branch or handed function that releases."""
         return next((n for n in call.runs if self.release_names(n)), call.callee)
 
+    def is_run_site(self, call: Call) -> bool:
+        """Does `call` run in code that holds a claim: the configured execution module, or a function
+        that itself acquires or renews the claim (a worker that keeps its lock fresh, a dispatcher
+        that takes it)? A finalizer there is the holder's own final step; a finalizer in code that
+        holds no claim (an operator's cancel, a status route) frees a lock another run still holds."""
+        if globs.matches(call.path, self.opts.allowed_release_sites):
+            return True
+        fn = fx.outer_named(call.enclosing)
+        if fn is None:
+            return False
+        key = (fn.path, fn.line, fn.end_line, fn.name or "")
+        if key not in self.holders:
+            holds = fx.Matcher(tuple(self.opts.acquire) + tuple(self.opts.renew))
+            self.holders[key] = any(
+                any(holds(n) for n in other.runs) and _inside(other.enclosing, fn)
+                for other in fx.iter_calls(self.program, (call.path,))
+            )
+        return self.holders[key]
+
     def is_renew(self, call: Call) -> bool:
         return self.renew_names(call.callee)
 
     def is_catch(self, call: Call) -> bool:
         """A catch_tag, catch_tags or catch_all call (the only ones that can see a lost claim)."""
         return self.catch_names(call.callee)
+
+
+def _inside(fn: Function | None, outer: Function) -> bool:
+    while fn is not None:
+        if fn is outer:
+            return True
+        fn = fn.parent
+    return False
 
 
 # ------------------------------------------------------------------ renewal loops

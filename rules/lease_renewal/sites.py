@@ -1,6 +1,7 @@
 """The release-outside-finalizer check: a changed release runs only in the run's final cleanup.
 
-Allowed: finalizers of the execution module (and what they reach), the
+Allowed: finalizers of code that holds a claim (a function that acquires or renews
+it, or the configured execution module) and what they reach, the
 coordinator's cleanup, claim-owning files, stale-claim cleanup, and the
 rollback of a claim this code just acquired.
 """
@@ -40,7 +41,7 @@ def check_release_sites(scan: Scan) -> Iterator[Finding]:
             continue
         if fx.key(call) in allowed:
             continue
-        if globs.matches(call.path, opts.allowed_release_sites) and (
+        if scan.is_run_site(call) and (
             Role.FINALIZER in call.confined_roles or scan.released_as_finalizer(call)
             or fx.matches(call.callee, opts.stale_claim_cleanup)
         ):
@@ -135,10 +136,10 @@ def _allowed_releases(scan: Scan) -> set[tuple[str, int, str]]:
     """Releases reached from a finalizer of the execution module or from the coordinator's cleanup."""
     program, opts = scan.program, scan.opts
     roots: list[Expr | Call] = []
-    site_paths = set(fx.tree_paths(scan.ctx, opts.allowed_release_sites)) | {
-        p for p in scan.changed if globs.matches(p, opts.allowed_release_sites)
-    }
-    finalizer_calls = [c for c in fx.iter_calls(program, site_paths) if Role.FINALIZER in c.confined_roles]
+    site_paths = set(fx.tree_paths(scan.ctx, opts.allowed_release_sites)) | set(scan.changed)
+    finalizer_calls = [
+        c for c in fx.iter_calls(program, site_paths) if Role.FINALIZER in c.confined_roles and scan.is_run_site(c)
+    ]
     covered: set[int] = set()
     # Outermost first: a call nested in another finalizer call is covered by the outer one's reach.
     for call in sorted(finalizer_calls, key=lambda c: (c.path, c.line, -c.end_line)):  # stable: outer calls first
