@@ -16,7 +16,8 @@ mutated tree, once per mutation:
   * reset: the root id (all zeros), when C's snapshot did not name it;
   * unknown: an id no snapshot has (derived from C's id, so runs repeat).
 
-A mutation is **found** when the review of the mutated tree has a blocking
+A commit the integrity gate refuses as it is (a symlink, say) is listed and
+not mutated: its review is DO-NOT-MERGE before any rule runs. A mutation is **found** when the review of the mutated tree has a blocking
 schema-prev-ids finding on that snapshot which the review of C itself does
 not have. When the review of C already blocks on that snapshot (a real defect
 of the commit), the mutation says nothing about recall and is counted apart.
@@ -66,7 +67,7 @@ class Trial:
     path: str
     mutation: str
     prev: str  # what the mutated snapshot names
-    outcome: str = ""  # found | missed | baseline-blocks | refused | crash
+    outcome: str = ""  # found | missed | baseline-blocks | gate-refused | crash
     findings: list[str] = field(default_factory=list)
 
 
@@ -201,9 +202,16 @@ class Scratch:
         return out
 
 
+class GateRefused(Exception):
+    """The integrity gate refused the patch (a symlink, a path it will not write): nothing was reviewed."""
+
+
 def blocking_on(gitdir: str, parent: str, patch: Path, path: str, families) -> set[str]:
     """The review's blocking schema-prev-ids findings on `path` (rule names)."""
     report = run(Request(repo=gitdir, base=parent, patch=str(patch), budget_seconds=60.0), families).report
+    failed = [f"{c.id}: {c.detail}" for c in report.checks if c.status.value == "fail"]
+    if failed:
+        raise GateRefused("; ".join(failed))
     return {
         f.rule for f in report.findings
         if f.rule.startswith("schema-prev-ids/") and f.severity.value in BLOCKING
@@ -243,7 +251,13 @@ def main(argv: list[str] | None = None) -> int:
                     if real is None or data is None:
                         continue
                     real_patch = scratch.patch(parent, commit, Path(tmp, "real.patch"))
-                    baseline = blocking_on(scratch.gitdir, parent, real_patch, path, families)
+                    try:
+                        baseline = blocking_on(scratch.gitdir, parent, real_patch, path, families)
+                    except GateRefused as exc:
+                        # The commit itself is refused (DO-NOT-MERGE before any rule runs): no recall to measure.
+                        trials.append(Trial(commit, path, "(all)", "", "gate-refused", [str(exc)]))
+                        print(f"{commit[:12]} {path} gate-refused {exc}", file=sys.stderr)
+                        continue
                     for name, target in mutations(mirror, commit, parent, path, real).items():
                         trial = Trial(commit, path, name, target)
                         mutated = relink(data, real.key, target)
@@ -266,7 +280,11 @@ def main(argv: list[str] | None = None) -> int:
         summary.setdefault(t.mutation, {}).setdefault(t.outcome, 0)
         summary[t.mutation][t.outcome] += 1
     commits = len({t.commit for t in trials})
+    refused = [t for t in trials if t.outcome == "gate-refused"]
+    trials = [t for t in trials if t.outcome != "gate-refused"]
     print(f"{len(trials)} mutations of {len({(t.commit, t.path) for t in trials})} snapshots in {commits} commits")
+    for t in refused:
+        print(f"- not mutated: {t.commit[:12]} `{t.path}`: the integrity gate refuses the real commit ({t.findings[0]})")
     print("| mutation | trials | found | missed | baseline already blocks | crash |")
     print("|---|---:|---:|---:|---:|---:|")
     for name in ("grandparent", "older", "reset", "unknown"):

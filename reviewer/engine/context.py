@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, Mapping
 
 from reviewer.change.changeset import TYPESCRIPT_ONLY_SUFFIXES, ChangeSet, decode_text
 from reviewer.engine.api import Options
+from reviewer.engine.production import Production
 from reviewer.gitio import BlobReader, Repo
 from reviewer.report.model import Finding, InvariantResult, Location, Severity
 
@@ -326,6 +327,12 @@ class ReviewContext:
             changed = {f.path: f.added_lines for f in self.changeset.files} if side == "patched" else {}
             self._programs[side] = _program_of(tree, changed, self.model)
         return self._programs[side]
+
+    @cached_property
+    def production(self) -> Production:
+        """Which files are production code (tests, vendored, built and linguist-marked files are
+        not), judged with the base tree's `.gitattributes`: a patch cannot mark itself generated."""
+        return Production(self.base.text)
 
     @property
     def widened(self) -> bool:

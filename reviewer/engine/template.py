@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any, Callable, Generic, Iterable, Mapping, Pro
 
 from reviewer.engine import globs
 from reviewer.engine.api import Options, Outcome
+from reviewer.engine.production import UI_SUFFIXES, is_ui
 from reviewer.report.model import Finding, Location, Severity
 
 if TYPE_CHECKING:
@@ -173,16 +174,25 @@ class Template(Generic[S]):
 
 
 def reviewed_paths(ctx: "ReviewContext", ignore: Sequence[str], idioms: Iterable[str]) -> tuple[str, ...]:
-    """The source files a family examines: the changed ones, and under `--scope all` also every
-    file of the patched tree that names one of its idioms (one `git grep -w`), so a violation the
-    patch did not touch is found and counted instead of never being looked at."""
-    changed = {p for p in ctx.changeset.source_paths() if not globs.matches(p, ignore)}
+    """The production source files a family examines (reviewer/engine/production.py): the changed
+    ones, and under `--scope all` also every file of the patched tree that names one of its idioms
+    (one `git grep -w`), so a violation the patch did not touch is found and counted instead of
+    never being looked at."""
+    production = ctx.production
+
+    def service(path: str) -> bool:  # production code that is not front-end code
+        if not production(path):
+            return False
+        module = ctx.program.module(path) if not path.endswith(UI_SUFFIXES) else None
+        return not is_ui(path, [imp.specifier for imp in module.imports.values()] if module is not None else ())
+
+    changed = {p for p in ctx.changeset.source_paths() if not globs.matches(p, ignore) and service(p)}
     if not ctx.widened:
         return tuple(sorted(changed))
     # A name as written, and its namespace (`Claim.clear` may be reached through `Claim`).
     bare = [name.replace("()", "") for name in idioms]
     words = sorted({w for name in bare for w in (name, name.split(".")[0]) if w})
-    named = {p for p in ctx.patched.files_naming(words) if not globs.matches(p, ignore)}
+    named = {p for p in ctx.patched.files_naming(words) if not globs.matches(p, ignore) and service(p)}
     return tuple(sorted(changed | named))
 
 

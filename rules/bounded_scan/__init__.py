@@ -100,7 +100,8 @@ def _summary(t: _Tally, opts: Options) -> str:
         parts.append(f"{plural(t.pinned, 'query')} pinned to one entity (not {not_scan})")
     if t.unchanged_issues:
         parts.append(f"{plural(t.unchanged_issues, 'pre-existing issue')} in unchanged queries")
-    return "; ".join(parts) + f" (bound {opts.bound}; {plural(t.changed, 'changed query')})"
+    head = "; ".join(parts)
+    return (head + " " if head else "") + f"(bound {opts.bound}; {plural(t.changed, 'changed query')})"
 
 
 def _prepare(run: Run) -> None:
@@ -239,11 +240,11 @@ TEMPLATE = Template(
         unchecked="queries",
         region_title="Unparsed region in a scanned file",
         tokens=lambda opts: opts.tables,
-        within="scan_paths",
+        within="paths",
         inspects=_names_a_table,
         notes_without_idioms=False,
     ),
-    nothing="no changed TypeScript file in the scan paths",
+    nothing="no changed production TypeScript file",
     start=Run,
     prepare=_prepare,
     checks=(_changed_files, _through_imports, _by_role),

@@ -58,10 +58,17 @@ OPTIONS: tuple[Option, ...] = (
         '`update(T).set({ <column>: false })` on one of these is a CAS wake.',
     ),
     Option(
+        'paths',
+        ["**"],
+        Kind.GLOBS,
+        'Files examined (globs; every production file by default, reviewer/engine/production.py): set it only to narrow.',
+    ),
+    Option(
         'scan_paths',
         ["packages/core/src/session/**"],
         Kind.GLOBS,
-        'Files whose queries are recovery/wake code (globs, `**` crosses directories).',
+        'A hint: files whose every query over `tables` is recovery/wake code. Elsewhere a read is a scan by what '
+        'reaches it (a recovery entry point, repeated code), wherever it is (globs, `**` crosses directories).',
     ),
     Option(
         'select_methods',

@@ -109,7 +109,8 @@ TEMPLATE = Template(
         roles=(Role.FINALIZER,),
         handled="cleanup steps",
     ),
-    nothing=lambda ctx: "no changed TypeScript file under the cleanup paths (" + ", ".join(ctx.opts.paths) + ")",
+    nothing=lambda ctx: "no changed production TypeScript file" + (
+        "" if tuple(ctx.opts.paths) == ("**",) else " under the cleanup paths (" + ", ".join(ctx.opts.paths) + ")"),
     start=Run,
     prepare=_prepare,
     checks=(_order, _swallow),

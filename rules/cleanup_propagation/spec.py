@@ -13,9 +13,10 @@ FAMILY_ID = "cleanup-propagation"
 OPTIONS: tuple[Option, ...] = (
     Option(
         "paths",
-        ["packages/core/src/session/**", "packages/opencode/src/session/**"],
+        ["**"],
         Kind.GLOBS,
-        "Files holding the coordinator's and the execution's cleanup (globs, `**` crosses directories).",
+        "Files examined for run cleanup (globs; every production file by default, reviewer/engine/production.py): "
+        "set it only to narrow.",
     ),
     Option(
         "ignore_paths",

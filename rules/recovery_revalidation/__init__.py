@@ -62,8 +62,7 @@ def _unexamined(run: Run, findings: tuple[Finding, ...]) -> str:
     return (
         f"no wake ({'/'.join(opts.wake_calls)}) in a per-candidate loop of a recovery entry "
         f"({plural(wakes.entries, 'entry')} and {plural(wakes.loops, 'candidate loop')} found), and no "
-        f"promotion of {'/'.join(opts.input_tables)} rows, in {plural(len(run.changed), 'file')} under the recovery "
-        "paths"
+        f"promotion of {'/'.join(opts.input_tables)} rows, in {plural(len(run.changed), 'file')} examined"
     )
 
 
@@ -101,9 +100,9 @@ TEMPLATE = Template(
         tokens=_tokens,
         within="recovery_paths",
     ),
-    nothing=lambda ctx: (
-        "no changed TypeScript file under the recovery paths (" + ", ".join(ctx.opts.recovery_paths) + ")"
-    ),
+    nothing=lambda ctx: "no changed production TypeScript file" + (
+        "" if tuple(ctx.opts.recovery_paths) == ("**",)
+        else " under the recovery paths (" + ", ".join(ctx.opts.recovery_paths) + ")"),
     start=Run,
     checks=(_wakes, _promotions),
     examined=_examined,

@@ -13,9 +13,10 @@ FAMILY_ID = "recovery-revalidation"
 OPTIONS: tuple[Option, ...] = (
     Option(
         "recovery_paths",
-        ["packages/core/src/session/**"],
+        ["**"],
         Kind.GLOBS,
-        "Files holding recovery, wake and promotion code (globs, `**` crosses directories).",
+        "Files examined for recovery, wake and promotion code (globs; every production file by default, "
+        "reviewer/engine/production.py): set it only to narrow.",
     ),
     Option(
         "recovery_entries",
