@@ -9,7 +9,7 @@ from reviewer.typescript.endings import Exit, block_exit, exits, jumps_past, sta
 from reviewer.typescript.expressions import Call, Expr, Function
 from reviewer.typescript.flags import Flag, flag_of, flags_set, switched_off
 from reviewer.typescript.flow import consumer, delegated, later_uses
-from reviewer.typescript.loops import repeating_spans
+from reviewer.typescript.loops import CollectionLoop, collection_loops, repeating_spans
 from reviewer.typescript.callbacks import Callback, Invocation
 from reviewer.typescript.mentions import (
     error_scope,
@@ -72,6 +72,8 @@ __all__ = [
     "mentions_name",
     "mentions_string",
     "repeating_spans",
+    "CollectionLoop",
+    "collection_loops",
     "returned_functions",
     "run_calls",
     "names_in",

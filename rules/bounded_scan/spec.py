@@ -90,7 +90,7 @@ OPTIONS: tuple[Option, ...] = (
     ),
     Option(
         'recovery_entries',
-        r'(?i)^(resume|recover|redrive|restart|reconcile|replay|rehydrate|startup)',
+        r'(?i)^(resume|recover|redrive|restart|reconcile|replay|rehydrate|startup|revive|resurrect|rescue|reclaim|requeue|reap|boot)',
         Kind.PATTERN,
         'Names of recovery entry points (functions or properties run at start-up or restart); '
         'every multi-row read they reach is a scan, whatever its table.',

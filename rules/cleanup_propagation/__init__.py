@@ -27,6 +27,7 @@ from reviewer.rules.cleanup_propagation.order import OrderTally, Steps, check_or
 from reviewer.rules.cleanup_propagation.regions import Cleanup, Targets, cleanups, finalizes
 from reviewer.rules.cleanup_propagation.spec import CHECKS, FAMILY_ID, OPTIONS
 from reviewer.rules.cleanup_propagation.swallow import SwallowTally, check_swallow
+from reviewer.rules.cleanup_propagation.vocabulary import HINTS, infer
 
 if TYPE_CHECKING:
     from reviewer.engine.context import ReviewContext
@@ -134,4 +135,6 @@ FAMILY = Family(
     checks=CHECKS,
     run=TEMPLATE.run,
     options=OPTIONS,
+    infer=infer,
+    infer_hints=HINTS,
 )

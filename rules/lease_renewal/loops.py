@@ -78,7 +78,9 @@ def check_loops(scan: Scan) -> Iterator[Finding]:
     for loop in loops:
         touched = scan.files.get(loop.path)
         changed = scan.widened or (touched is not None and touched.touches(loop.line, loop.end_line))
-        if loop.fork is not None and changed:
+        if loop.fork is not None and (changed or _function_touched(touched, loop)):
+            # A join is judged wherever the patch edits the function holding the fork: taking the
+            # `Fiber.join` out leaves the heartbeat's own lines untouched.
             yield from _check_joined(scan, loop)
         if loop.schedule is None:
             continue
@@ -97,6 +99,11 @@ def check_loops(scan: Scan) -> Iterator[Finding]:
     scan.facts.append(
         f"{len(loops)} heartbeat(s), forked ones joined" + (f", period {', '.join(periods)} < {bound}" if periods else "")
     )
+
+
+def _function_touched(touched, loop: Loop) -> bool:
+    fn = fx.outer_named(loop.fn) or loop.fn
+    return touched is not None and fn is not None and touched.touches(fn.line, fn.end_line)
 
 
 def _check_joined(scan: Scan, loop: Loop) -> Iterator[Finding]:

@@ -20,7 +20,7 @@ OPTIONS: tuple[Option, ...] = (
     ),
     Option(
         "recovery_entries",
-        r"(?i)^(resume|recover|redrive|restart|reconcile|replay|rehydrate|startup|wake)",
+        r"(?i)^(resume|recover|redrive|restart|reconcile|replay|rehydrate|startup|wake|revive|resurrect|rescue|reclaim|requeue|reap|boot)",
         Kind.PATTERN,
         "Names of functions (or properties) that read recovery candidates and wake or resume them: "
         "their per-candidate loops are what the wake checks judge.",

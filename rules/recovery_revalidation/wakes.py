@@ -5,7 +5,8 @@ re-validation of that candidate whose result gates it (`stale-wake`, `validation
 A *recovery entry* is a function or property named by `recovery_entries`. Its *candidates* are a
 `const` bound to a multi-row read (a drizzle `select ... .all()` chain, or a helper named by
 `candidate_reads`); its *per-candidate loop* is a call given that `const` and a callback
-(`Effect.forEach(rows, (row) => ..)`, `rows.forEach(..)`). The callback is the path judged; a helper
+(`Effect.forEach(rows, (row) => ..)`, `rows.forEach(..)`), or a `for (const row of rows)` statement
+(its body is the path then). The callback or body is the path judged; a helper
 it calls by name (`recoverExecution(db, row)`) is judged too, one level deep, with what the callback
 did before calling it.
 """
@@ -17,7 +18,7 @@ from typing import TYPE_CHECKING, Iterator, Sequence
 
 from reviewer.report.model import Finding
 from reviewer.engine.api import Options
-from reviewer.typescript import Call, Expr, Function, Program, guard_path, mentions_name
+from reviewer.typescript import Call, Expr, Function, Program, collection_loops, guard_path, mentions_name
 
 from reviewer.rules import _effect as fx
 from reviewer.rules.recovery_revalidation import drizzle as dz
@@ -41,8 +42,15 @@ class Loop:
     entry: Function
     read: Call  # the multi-row read whose rows are the candidates
     name: str  # the const they are bound to
-    driver: Call  # the call iterating them
-    body: Function  # the per-candidate callback
+    driver: Call | None  # the call iterating them (None for a `for .. of` statement)
+    body: Function  # the per-candidate callback, or the function holding the `for .. of`
+    region: tuple[str, int, int] | None = None  # the `for .. of` body: only its calls run per candidate
+    lines: tuple[int, int] = (0, 0)  # the `for .. of` statement
+
+    def calls(self) -> tuple[Call, ...]:
+        """The calls that run once per candidate."""
+        calls = self.body.all_calls
+        return calls if self.region is None else tuple(c for c in calls if fx.within(c, self.region))
 
 
 @dataclass(frozen=True)
@@ -52,6 +60,10 @@ class Step:
     scope: Function
     gate: Call | None  # the call in the callback that enters this helper (None for the callback itself)
     before: tuple[Call, ...]  # calls of the callback that ran before the helper was entered
+    loop: "Loop | None" = None  # set on the loop's own step: its calls are the loop's, not all of `scope`'s
+
+    def calls(self) -> tuple[Call, ...]:
+        return self.loop.calls() if self.loop is not None else self.scope.all_calls
 
 
 def _is_entry(function: Function, opts: Options) -> bool:
@@ -99,6 +111,12 @@ def loops(program: Program, entry: Function, opts: Options) -> list[Loop]:
                 body = arg.function or program.function_of(arg)
                 if body is not None and arg.identifier != name:
                     out.append(Loop(entry, read, name, driver, body))
+        for walk in collection_loops(entry):
+            if walk.iterated != name or walk.body[1] < after:
+                continue
+            inside = [c for c in calls if fx.within(c, walk.body)]
+            if inside and inside[0].enclosing is not None:
+                out.append(Loop(entry, read, name, None, inside[0].enclosing, walk.body, (walk.line, walk.end_line)))
     return out
 
 
@@ -110,8 +128,8 @@ def _iterates(driver: Call, name: str) -> bool:
 
 
 def _steps(program: Program, loop: Loop, paths: frozenset[str], opts: Options) -> list[Step]:
-    steps = [Step(loop.body, None, ())]
-    body_calls = loop.body.all_calls
+    steps = [Step(loop.body, None, (), loop)]
+    body_calls = loop.calls()
     for call in body_calls:
         expr = call.callee_expr
         if fx.matches(call.callee, opts.wake_calls):
@@ -199,7 +217,7 @@ def check_wakes(ctx: "ReviewContext", program: Program, paths: Sequence[str], ta
         for loop in loops(program, entry, opts):
             tally.loops += 1
             for step in _steps(program, loop, allowed, opts):
-                for wake in step.scope.all_calls:
+                for wake in step.calls():
                     if not fx.matches(wake.callee, opts.wake_calls) or fx.key(wake) in seen:
                         continue
                     seen.add(fx.key(wake))
@@ -214,7 +232,7 @@ def check_wakes(ctx: "ReviewContext", program: Program, paths: Sequence[str], ta
 def _judge(ctx: "ReviewContext", program: Program, loop: Loop, step: Step, wake: Call) -> Finding | None:
     opts = ctx.opts
     checks: list[tuple[Call, str, Call, Function]] = []  # (re-validation, kind, what it must gate, within)
-    for call in step.scope.all_calls:
+    for call in step.calls():
         kind = revalidation(program, call, opts)
         if kind and call is not wake and (call.precedes(wake, within=step.scope) or _in_tests(call, wake, step.scope)):
             checks.append((call, kind, wake, step.scope))
@@ -226,7 +244,8 @@ def _judge(ctx: "ReviewContext", program: Program, loop: Loop, step: Step, wake:
     if any(_gates(program, c, kind, target, within, opts) for c, kind, target, within in checks):
         return None
     read = fx.call_loc(loop.read, f"candidates read here into `{loop.name}`")
-    where = fx.call_loc(loop.driver, "per-candidate loop")
+    where = (fx.call_loc(loop.driver, "per-candidate loop") if loop.driver is not None
+             else fx.loc(loop.body.path, loop.lines[0], loop.lines[1], "per-candidate loop"))
     if not checks:
         return ctx.finding(
             "stale-wake",

@@ -1,0 +1,1 @@
+CREATE TABLE `job_tag` (`job_id` text NOT NULL, `tag` text NOT NULL);

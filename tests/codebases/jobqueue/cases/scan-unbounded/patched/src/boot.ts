@@ -1,0 +1,17 @@
+import { Effect } from "effect"
+import { asc, eq } from "drizzle-orm"
+import { JobTable } from "./schema"
+import { JobLock } from "./lock"
+import { Queue } from "./queue"
+
+// At boot: page through stalled jobs, oldest attempts first; wake each whose lock has run out.
+export const reviveStalled = (db: any) =>
+  Effect.gen(function* () {
+    // ruleid: bounded-scan/unbounded
+    const stalled = db.select().from(JobTable).where(eq(JobTable.status, "stalled"))
+      .orderBy(asc(JobTable.attempts)).all()
+    for (const job of stalled) {
+      if (!(yield* JobLock.expired(db, job.id))) continue
+      yield* Queue.wake(db, job.id)
+    }
+  })
