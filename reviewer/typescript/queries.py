@@ -26,6 +26,7 @@ from reviewer.typescript.collections import arguments_of
 from reviewer.typescript.endings import exits
 from reviewer.typescript.expressions import Call, Expr
 from reviewer.typescript.resolver import Resolver
+from reviewer.typescript import syntax as sx
 from reviewer.typescript.sql import order_fragment, statement
 
 SELECTS = ("select", "selectDistinct", "selectDistinctOn")
@@ -198,9 +199,33 @@ def read_where(program: Resolver, where: Expr | None) -> tuple[tuple[Term, ...],
     return tuple(terms), tuple(unread)
 
 
+def _either(program: Resolver, cond: Expr, terms: list[Term], unread: list[Expr], depth: int) -> None:
+    """`test ? a : b`: the combined condition requires only the conjuncts both sides require
+    (`test ? and(eq(T.k, x), gt(..)) : eq(T.k, x)` pins `T.k`); what one side adds is not required."""
+    node = cond._node
+    sides = [sx.field(node, "consequence"), sx.field(node, "alternative")]
+    if any(side is None for side in sides):
+        unread.append(cond)
+        return
+    read: list[list[Term]] = []
+    for side in sides:
+        side_terms: list[Term] = []
+        _conjuncts(program, Expr(cond._module, side), side_terms, unread, depth + 1)
+        read.append(side_terms)
+
+    def key(term: Term) -> tuple[str, str | None, str | None, bool]:
+        return (term.op, term.column, term.value.normalized if term.value is not None else None, term.pins)
+
+    other = {key(t) for t in read[1]}
+    terms.extend(t for t in read[0] if t.column is not None and key(t) in other)
+
+
 def _conjuncts(program: Resolver, cond: Expr, terms: list[Term], unread: list[Expr], depth: int) -> None:
     if depth > _MAX_DEPTH:
         unread.append(cond)
+        return
+    if cond.kind == "ternary_expression":
+        _either(program, cond, terms, unread, depth)
         return
     call = cond.call
     if call is None:

@@ -70,7 +70,9 @@ class Origin:
 
 
 def _of_function(fn: "Function", label: str, why: str) -> Origin:
-    return Origin(fn.path, (fn.line, fn.end_line), label, why, tuple(fn.all_calls))
+    # What runs when the entry point runs: not the callbacks it only defines and stores (a tool's
+    # `execute`, an object's methods), which run later, when something else calls them.
+    return Origin(fn.path, (fn.line, fn.end_line), label, why, run_calls(fn))
 
 
 def _within(fn: "Function", span: tuple[int, int], label: str, why: str) -> Origin:
@@ -253,11 +255,11 @@ def reached(
     program: "Program", origin: Origin, depth: int
 ) -> Iterator[tuple[str, tuple[int, int], Reach, frozenset[int] | None]]:
     """Every function `origin` reaches within `depth` calls, each once, breadth first, as the path, the
-    lines, how, and the ids of the calls that run when it is called (None for the origin's own span:
-    all of it runs). A factory's methods are not run by calling the factory (`run_calls`)."""
+    lines, how, and the ids of the calls that run when it is called (the origin's own: its `calls`).
+    A factory's methods are not run by calling the factory (`run_calls`)."""
     seen: set[int] = set()
     start = Reach(origin, ())
-    yield origin.path, origin.span, start, None
+    yield origin.path, origin.span, start, frozenset(id(c) for c in origin.calls)
     frontier: list[tuple[list["Call"], Reach]] = [(list(origin.calls), start)]
     for _ in range(depth):
         following: list[tuple[list["Call"], Reach]] = []

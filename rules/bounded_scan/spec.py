@@ -43,7 +43,8 @@ OPTIONS: tuple[Option, ...] = (
         'entity_keys',
         ["session_id", "id"],
         Kind.NAMES,
-        'Equality on one of these pins a query to a single entity: not a scan.',
+        'Equality on one of these, or on any column named as an id (`*_id`, `*Id`), pins a query to a single '
+        'entity: not a scan.',
     ),
     Option(
         'settled_guards',

@@ -6,6 +6,8 @@ a raw `sql` template is read only through the columns it interpolates.
 
 from __future__ import annotations
 
+import re
+
 from typing import TYPE_CHECKING
 
 from reviewer.engine.api import Options
@@ -32,6 +34,15 @@ def helper_function(
     return program.definition(module.path, name) if module is not None else None
 
 
+_KEY = re.compile(r"(^id$|_id$|[a-z0-9]Id$|[a-z0-9]ID$)")
+
+
+def is_entity_key(column: str | None, opts: Options) -> bool:
+    """A configured entity key, or any column that names one entity by its id (`integration_id`,
+    `ownerId`): an equality on it reads one entity's rows, not every entity's."""
+    return column is not None and (column in opts.entity_keys or _KEY.search(column) is not None)
+
+
 def pins_entity(
     program: "Program", module: "Module | None", expr: "Expr", table: str, opts: Options, depth: int = 0
 ) -> bool | None:
@@ -49,7 +60,7 @@ def pins_entity(
         return False
     terms, unread = read_where(program, expr)
     for term in terms:
-        if not term.pins or term.column not in opts.entity_keys or term.column_expr is None:
+        if not term.pins or not is_entity_key(term.column, opts) or term.column_expr is None:
             continue
         side = term.column_expr
         column = resolve_column(program.module(side.path), side, opts)
