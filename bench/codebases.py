@@ -33,8 +33,8 @@ def main() -> int:
         for cb in codebases():
             per: dict[str, list[int]] = {}
             clean = looked = 0
-            for i, case in enumerate(cases(cb)):
-                result = run(cb, case, Path(tmp, str(i)))
+            for case in cases(cb):
+                result = run(cb, case, Path(tmp, cb.name, case.name))
                 looked += case.name.startswith("ok-")
                 clean += case.name.startswith("ok-") and not (result.reported - result.expected.ruleid)
                 for family, counts in result.family_counts().items():

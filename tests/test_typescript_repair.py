@@ -150,3 +150,27 @@ def test_text_in_strings_and_calls_in_value_code_are_never_repaired() -> None:
     walk(tree.root_node)
     assert found["string"] == b"'a, in b'"
     assert found["call"] == b"compose\n  (a, b)"
+
+
+IMPORT_TYPE = b'''export const activate = (plugins: readonly import("@acme/plugin").Plugin[]) => plugins.length
+let host: Parameters<import("@acme/plugin").Plugin["effect"]>[0]
+export const load = () => import("./plugins").then((m) => m["default"])
+export const release = (db: Db, id: string) => db.delete(Claims).where(eq(Claims.id, id))
+'''
+
+
+def test_an_indexed_access_on_an_import_type_parses_and_value_imports_stay() -> None:
+    parser = _parser()
+    assert parser.parse(IMPORT_TYPE).root_node.has_error  # the grammar gap is real
+    tree = parse_repaired(parser, IMPORT_TYPE)
+    assert not tree.root_node.has_error
+    # The dynamic import in value code is read as written: its call is still an import.
+    calls = [n for n in _walk(tree.root_node) if n.type == "call_expression"]
+    assert any(n.text.startswith(b'import("./plugins")') for n in calls)
+    assert len(tree.root_node.text) == len(IMPORT_TYPE)
+
+
+def _walk(node):
+    yield node
+    for child in node.children:
+        yield from _walk(child)

@@ -14,7 +14,10 @@ nearly every page, and its error often swallows the whole file:
   A `;`, a member separator the grammar accepts there, is written into the
   second line's indentation in place of one blank;
 - variance modifiers on type parameters (`interface Effect<out A, in R>`,
-  TypeScript 4.7): the modifier is blanked.
+  TypeScript 4.7): the modifier is blanked;
+- an indexed access on an import type (`import("pkg").Plugin["effect"]`): the
+  `import("pkg")` is written as a name of the same length (`____________`), so
+  the type reads as `Ns.Plugin["effect"]`; only where it stands in a type.
 
 Every byte, line and column stays where it was, so positions in findings are
 the source's own. A repair is kept only when it leaves less of the file in
@@ -35,6 +38,10 @@ _ENDS_A_TYPE = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0
 # `<in T>`, `<out A, in out B>`: a modifier right after `<` or `,`, before a parameter name.
 # Also at the start of a line: a long parameter list puts one parameter on each line.
 _VARIANCE = re.compile(rb"(?:^|<|,)\s*((?:in\s+out|in|out)\s+)(?=[A-Za-z_$])")
+# `import("pkg").A.B[`: an import type with an indexed access after its member path.
+_IMPORT_TYPE = re.compile(rb"""import\(\s*(?:"[^"\n]*"|'[^'\n]*')\s*\)(?=(?:\.[A-Za-z_$][\w$]*)+\[)""")
+_TYPE_NODES = frozenset(("lookup_type", "nested_type_identifier", "generic_type", "type_arguments", "type_annotation",
+                         "type_alias_declaration", "union_type", "intersection_type", "array_type", "tuple_type"))
 _MAX_ROUNDS = 12
 _MAX_MISSES = 12  # single repairs in a row that help nothing end the round: these are no grammar gaps
 _MAX_PARSES = 60  # parses of one file, at most: a file made of errors costs a bounded multiple of one parse
@@ -103,6 +110,8 @@ def _spots(source: bytes, rows: set[int]) -> list[_Spot]:
         line = _line(source, starts, row)
         for match in _VARIANCE.finditer(line):
             found.append(_Spot(starts[row] + match.start(1), row, match.start(1), b" " * (match.end(1) - match.start(1))))
+        for match in _IMPORT_TYPE.finditer(line):
+            found.append(_Spot(starts[row] + match.start(), row, match.start(), b"_" * (match.end() - match.start())))
         body = line.lstrip(b" \t")
         indent = len(line) - len(body)
         if row == 0 or indent == 0 or body[:1] not in (b"<", b"("):
@@ -142,6 +151,16 @@ def _holds(tree: ts.Tree, spot: _Spot) -> bool:
             return False
         parent = node.parent.type
         return not (parent in _STATEMENT_LISTS or parent.endswith(("statement", "declaration")))
+    if spot.replacement.startswith(b"_"):
+        # The name written for an import type must stand in a type, never in a value (`import("m").then`).
+        node = tree.root_node.descendant_for_byte_range(spot.offset, spot.offset + 1)
+        while node is not None:
+            if node.type in _TEXT_NODES or node.type.endswith(("expression", "statement")):
+                return False
+            if node.type in _TYPE_NODES:
+                return True
+            node = node.parent
+        return False
     after = spot.offset + len(spot.replacement)
     node = tree.root_node.descendant_for_byte_range(after, after + 1)
     while node is not None:

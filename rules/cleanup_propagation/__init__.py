@@ -80,7 +80,7 @@ def _unexamined(run: Run, findings: tuple[Finding, ...]) -> str:
     opts = run.ctx.opts
     looked = "/".join(fx.strip_call_marks(n) for n in tuple(opts.finalize) + tuple(opts.successor))
     return (
-        f"{plural(len(run.found), 'finalizer')} in {plural(len(run.changed), 'file')} under the cleanup paths, none of "
+        f"{plural(len(run.found), 'finalizer')} in {plural(len(run.changed), 'file')} examined, none of "
         f"which finalizes the run or starts a successor ({looked}, or a publish of "
         f"{'/'.join(opts.finalize_events)})"
     )

@@ -89,11 +89,12 @@ def check_loops(scan: Scan) -> Iterator[Finding]:
             if changed or lease_changed:
                 yield _unresolved_period(scan, loop)
             continue
-        periods.append(_ms(period))
-        if not (changed or lease_changed):
-            continue
         if period >= lease * opts.max_period_fraction:
+            # Reported wherever it is: scope says whether the patch made it (a changed constant leaves the
+            # loop's own lines as they were); the basis never lists a period outside the lease as inside it.
             yield _period_finding(scan, loop, period, lease, lease_source)
+            continue
+        periods.append(_ms(period))
     resolved = "" if lease_source.startswith(f"`{opts.lease_constant}` =") else " (assumed: the constant did not resolve)"
     bound = f"{_ms(lease * opts.max_period_fraction)} = {opts.max_period_fraction:g} × `{opts.lease_constant}` {_ms(lease)}{resolved}"
     scan.facts.append(

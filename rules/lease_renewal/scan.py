@@ -85,7 +85,8 @@ class Scan:
         """Does `call` run in code that holds a claim: the configured execution module, or a function
         that itself acquires or renews the claim (a worker that keeps its lock fresh, a dispatcher
         that takes it)? A finalizer there is the holder's own final step; a finalizer in code that
-        holds no claim (an operator's cancel, a status route) frees a lock another run still holds."""
+        holds no claim (an operator's cancel, a status route) frees a lock another run still holds.
+        A helper of the program that acquires or renews (`keepAlive`) counts as its caller's."""
         if globs.matches(call.path, self.opts.allowed_release_sites):
             return True
         fn = fx.outer_named(call.enclosing)
@@ -93,10 +94,12 @@ class Scan:
             return False
         key = (fn.path, fn.line, fn.end_line, fn.name or "")
         if key not in self.holders:
-            holds = fx.Matcher(tuple(self.opts.acquire) + tuple(self.opts.renew))
-            self.holders[key] = any(
-                any(holds(n) for n in other.runs) and _inside(other.enclosing, fn)
-                for other in fx.iter_calls(self.program, (call.path,))
+            names = tuple(self.opts.acquire) + tuple(self.opts.renew)
+            holds = fx.Matcher(names)
+            inside = [o for o in fx.iter_calls(self.program, (call.path,)) if _inside(o.enclosing, fn)]
+            # Directly, or through a helper of the program (`keepAlive(db, shard)` that renews on a schedule).
+            self.holders[key] = any(any(holds(n) for n in o.runs) for o in inside) or any(
+                not self.is_release(o) and self.program.reaches(o.expr, list(names), max_depth=2) for o in inside
             )
         return self.holders[key]
 

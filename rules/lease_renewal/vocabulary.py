@@ -29,7 +29,7 @@ LEASE_WORDS = frozenset({"lease"})
 # like an expiry, it is a lease only next to an owner column.
 BEAT_WORDS = frozenset({"heartbeat"})
 UNTIL_WORDS = frozenset({"locked", "claimed", "held"})
-OWNER_WORDS = frozenset({"owner", "holder", "worker", "instance", "process", "claimant"})
+OWNER_WORDS = frozenset({"owner", "holder", "worker", "instance", "process", "claimant", "runner"})
 _WORD = re.compile(r"[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])")
 
 
@@ -44,7 +44,8 @@ def is_lease_column(name: str) -> bool:
 
 
 def is_expiry_column(name: str) -> bool:
-    return any(w.startswith("expir") or w == "deadline" or w in BEAT_WORDS for w in _words(name))
+    # `valid_until`, `lock_ttl`: a time a hold runs out at (a lease only next to an owner column, as above)
+    return any(w.startswith("expir") or w in ("deadline", "until", "ttl") or w in BEAT_WORDS for w in _words(name))
 
 
 def is_owner_column(name: str) -> bool:
@@ -62,13 +63,14 @@ KINDS = (
 )
 # The lease and expiry column names above, spelt for git's extended regexes (no `(?i)`).
 _COLUMNS_GREP = ("[Ll]ease|LEASE|[Hh]eartbeat|HEARTBEAT|[Ll]ocked_?[Uu]ntil|LOCKED_?UNTIL|[Cc]laimed_?[Uu]ntil|CLAIMED_?UNTIL"
-                 "|[Ee]xpir|EXPIR|[Dd]eadline|DEADLINE")
+                 "|[Ee]xpir|EXPIR|[Dd]eadline|DEADLINE|[Uu]ntil|UNTIL|[Tt]tl|TTL")
 _CONSTANT = re.compile(r"^[A-Z][A-Z0-9_]*(LEASE|TTL)[A-Z0-9_]*$")
 _CONSTANT_GREP = r"\b[A-Z][A-Z0-9_]*(LEASE|TTL)[A-Z0-9_]*\s*="
 # What `infer` greps for first (reviewer/engine/vocabulary.py reads them in one pass).
 # Every match of _COLUMNS_GREP contains one of these fixed strings (git's fast path narrows, `re` decides).
 _COLUMN_LITERALS = ("lease", "Lease", "LEASE", "heartbeat", "Heartbeat", "HEARTBEAT", "ocked", "OCKED",
-                    "laimed", "LAIMED", "xpir", "XPIR", "eadline", "EADLINE")
+                    "laimed", "LAIMED", "xpir", "XPIR", "eadline", "EADLINE", "until", "Until", "UNTIL",
+                    "ttl", "Ttl", "TTL")
 HINTS = (
     *((option, vocab.TABLE_CALL, vocab.TABLE_BUILDERS) for option in ("acquire", "renew", "release", "lease_constant")),
     *((option, _COLUMNS_GREP, _COLUMN_LITERALS) for option in ("acquire", "renew", "release", "lease_constant")),

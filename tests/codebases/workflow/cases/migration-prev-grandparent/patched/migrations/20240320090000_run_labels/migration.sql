@@ -1,0 +1,1 @@
+ALTER TABLE "workflow_run" ADD COLUMN "labels" text[] DEFAULT '{}'::text[] NOT NULL;
