@@ -106,3 +106,16 @@ def test_front_end_and_test_code_are_not_examined(tmp_path: Path) -> None:
     ui = CANCEL.replace('import { Effect } from "effect"\n', 'import { Effect } from "effect"\nimport { createSignal } from "solid-js"\n')
     status, summary = _lease(tmp_path, {}, {"src/admin/cancel.ts": ui, "src/admin/__tests__/cancel.ts": CANCEL})
     assert status == "not-applicable", summary
+
+
+def test_a_patch_cannot_make_its_own_code_front_end(tmp_path: Path) -> None:
+    ui = CANCEL.replace('import { Effect } from "effect"\n', 'import { Effect } from "effect"\nimport { createSignal } from "solid-js"\n')
+    status, summary = _lease(tmp_path, {"src/admin/cancel.ts": CANCEL.replace("Effect.ensuring(JobLock.unlock(db, jobID))", "Effect.asVoid")},
+                             {"src/admin/cancel.ts": ui})
+    assert status == "violated", summary
+
+
+def test_left_out_code_that_the_change_imports_is_examined(tmp_path: Path) -> None:
+    route = 'import { cancelJob } from "./cancel.test"\nexport const onCancel = (db: any, id: string) => cancelJob(db, id)\n'
+    status, summary = _lease(tmp_path, {}, {"src/admin/cancel.test.ts": CANCEL, "src/admin/route.ts": route})
+    assert status == "violated", summary

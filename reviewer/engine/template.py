@@ -180,13 +180,27 @@ def reviewed_paths(ctx: "ReviewContext", ignore: Sequence[str], idioms: Iterable
     never being looked at."""
     production = ctx.production
 
-    def service(path: str) -> bool:  # production code that is not front-end code
-        if not production(path):
-            return False
-        module = ctx.program.module(path) if not path.endswith(UI_SUFFIXES) else None
-        return not is_ui(path, [imp.specifier for imp in module.imports.values()] if module is not None else ())
+    def ui(program: Any, path: str) -> bool:
+        module = program.module(path) if not path.endswith(UI_SUFFIXES) else None
+        return is_ui(path, [imp.specifier for imp in module.imports.values()] if module is not None else ())
 
-    changed = {p for p in ctx.changeset.source_paths() if not globs.matches(p, ignore) and service(p)}
+    def service(path: str) -> bool:  # production code that is not front-end code
+        return production(path) and not ui(ctx.program, path)
+
+    sources = [p for p in ctx.changeset.source_paths() if not globs.matches(p, ignore)]
+    changed = {p for p in sources if service(p)}
+    # The patch may not take its own code out of review: a file that was service code in the base and
+    # became "front-end" by an import the patch added, or a left-out file the changed code imports
+    # (it runs in production all the same), is examined.
+    for path in sources:
+        if path in changed:
+            continue
+        was = ctx.changeset.file(path)
+        old = (was.old_path or path) if was is not None else path
+        if production(path) and ctx.base.exists(old) and production(old) and not ui(ctx.base_program, old):
+            changed.add(path)
+    imported = {d for p in sorted(changed) if (m := ctx.program.module(p)) is not None for d in m.dependencies}
+    changed |= {p for p in sources if p in imported}
     if not ctx.widened:
         return tuple(sorted(changed))
     # A name as written, and its namespace (`Claim.clear` may be reached through `Claim`).
