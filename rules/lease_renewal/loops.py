@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 from typing import Iterable, Iterator
 
+from reviewer.change.changeset import ChangedFile
 from reviewer.engine import globs
 from reviewer.report.model import Finding, Location
 from reviewer.typescript import Call, Expr, Program
@@ -102,7 +103,7 @@ def check_loops(scan: Scan) -> Iterator[Finding]:
     )
 
 
-def _function_touched(touched, loop: Loop) -> bool:
+def _function_touched(touched: "ChangedFile | None", loop: Loop) -> bool:
     fn = fx.outer_named(loop.fn) or loop.fn
     return touched is not None and fn is not None and touched.touches(fn.line, fn.end_line)
 

@@ -96,7 +96,7 @@ class Scan:
         if key not in self.holders:
             names = tuple(self.opts.acquire) + tuple(self.opts.renew)
             holds = fx.Matcher(names)
-            inside = [o for o in fx.iter_calls(self.program, (call.path,)) if _inside(o.enclosing, fn)]
+            inside = [o for o in fx.iter_calls(self.program, (call.path,)) if fx.within(o, fn.expr.span)]
             # Directly, or through a helper of the program (`keepAlive(db, shard)` that renews on a schedule).
             self.holders[key] = any(any(holds(n) for n in o.runs) for o in inside) or any(
                 not self.is_release(o) and self.program.reaches(o.expr, list(names), max_depth=2) for o in inside
@@ -109,14 +109,6 @@ class Scan:
     def is_catch(self, call: Call) -> bool:
         """A catch_tag, catch_tags or catch_all call (the only ones that can see a lost claim)."""
         return self.catch_names(call.callee)
-
-
-def _inside(fn: Function | None, outer: Function) -> bool:
-    while fn is not None:
-        if fn is outer:
-            return True
-        fn = fn.parent
-    return False
 
 
 # ------------------------------------------------------------------ renewal loops

@@ -97,6 +97,7 @@ def _is_candidate_read(program: Program, call: Call, opts: Options) -> bool:
 def loops(program: Program, entry: Function, opts: Options) -> list[Loop]:
     out: list[Loop] = []
     calls = entry.all_calls
+    walks = collection_loops(entry)  # the `for .. of` statements, read once for every candidate read
     for read in calls:
         if not dz.is_head(read):
             continue
@@ -111,7 +112,7 @@ def loops(program: Program, entry: Function, opts: Options) -> list[Loop]:
                 body = arg.function or program.function_of(arg)
                 if body is not None and arg.identifier != name:
                     out.append(Loop(entry, read, name, driver, body))
-        for walk in collection_loops(entry):
+        for walk in walks:
             if walk.iterated != name or walk.body[1] < after:
                 continue
             inside = [c for c in calls if fx.within(c, walk.body)]
