@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Iterable, Iterator, Mapping, Pattern
 from reviewer.engine import globs
 from reviewer.engine.api import Evidence, Proposal
 from reviewer.engine.context import ere_escape
+from reviewer.typescript import SqlStatement, sql_statement
 
 if TYPE_CHECKING:
     from reviewer.engine.context import Corpus
@@ -44,6 +45,7 @@ class TableDecl:
     path: str
     line: int
     columns: tuple[Column, ...]
+    sql_name: str = ""  # the table's name in SQL (`pgTable("run_lease", ..)`), which raw SQL writes name
 
     def matching(self, pattern: Pattern[str] | Iterable[str]) -> list[Column]:
         """Columns whose key or SQL name matches `pattern` (a regex, or a set of exact names)."""
@@ -105,28 +107,78 @@ def _tables(corpus: "Corpus", columns: str) -> list[TableDecl]:
             for key, expr in props:
                 found = _FIRST_STRING.match(expr.normalized)
                 cols.append(Column(key, found.group(1) if found else key, expr.line))
-            out.append(TableDecl(name, module.path, value.line, tuple(cols)))
+            sql_name = call.args[0].string_value if call.args else None
+            out.append(TableDecl(name, module.path, value.line, tuple(cols), sql_name or name))
     return sorted(out, key=lambda t: (t.path, t.line, t.name))
 
 
-def writers(corpus: "Corpus", table_names: Iterable[str]) -> list[tuple["Function", str, int]]:
-    """(function, table, line) for each named function that inserts, updates or deletes rows of a table."""
-    names = sorted(set(table_names))
-    if not names:
+@dataclass(frozen=True)
+class Writer:
+    """A named function that writes rows of a table, and the first write it makes."""
+
+    fn: "Function"
+    table: str  # the table's binding (TableDecl.name)
+    line: int
+    statement: "SqlStatement | None"  # the write as raw SQL, None when written with drizzle's builders
+
+
+def writers(corpus: "Corpus", tables: Iterable[TableDecl]) -> list[Writer]:
+    """Each named function that inserts, updates or deletes rows of a table: through drizzle's
+    builders (`db.update(T)`) or in raw SQL naming the table's SQL name."""
+    by_binding = {t.name: t.name for t in tables}
+    by_sql = {(t.sql_name or t.name): t.name for t in tables}
+    if not by_binding:
         return []
-    out: dict[tuple[str, int], tuple["Function", str, int]] = {}
-    for module in modules(corpus, [r"\b(" + "|".join(ere_escape(n) for n in names) + r")\b"]):
+    out: dict[tuple[str, int], Writer] = {}
+    for module in modules(corpus, [r"\b(" + "|".join(ere_escape(n) for n in sorted({*by_binding, *by_sql})) + r")\b"]):
         for fn in module.functions():
             if not fn.name:
                 continue
             for call in fn.all_calls:
-                if call.method not in _WRITES or not call.args:
-                    continue
-                written = call.args[0].normalized.rsplit(".", 1)[-1]
-                if written in names:
-                    out.setdefault((fn.path, fn.line), (fn, written, call.line))
+                written, statement = None, None
+                if call.method in _WRITES and call.args:
+                    written = by_binding.get(call.args[0].normalized.rsplit(".", 1)[-1])
+                if written is None:
+                    statement = sql_statement(call)
+                    if statement is not None and statement.operation in _WRITES:
+                        written = by_sql.get(statement.table or "")
+                if written is not None:
+                    out.setdefault((fn.path, fn.line), Writer(fn, written, call.line, statement))
                     break
     return [out[k] for k in sorted(out)]
+
+
+# A raw SQL write, spelt the way git greps it (a statement's first line may hold only the tag).
+_SQL_WRITE_GREP = r"\b(INSERT|UPDATE|DELETE|insert into|delete from)\b|\bupdate\s+[A-Za-z_\"$]"
+_TIME_WORDS = frozenset({"at", "until", "deadline", "ttl", "time", "timestamp", "heartbeat", "beat"})
+
+
+def is_time_column(name: str) -> bool:
+    """`acquired_at`, `lockedAt`, `valid_until`, `expires`, `lease_deadline`: a column holding a time."""
+    words = [w.lower() for w in re.findall(r"[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])", name)]
+    return bool(words) and (words[-1] in _TIME_WORDS or any(w.startswith("expir") for w in words))
+
+
+def compare_and_set_tables(corpus: "Corpus") -> list[TableDecl]:
+    """Tables that raw SQL takes by compare-and-set on a time: a write that sets a time column and
+    bounds that same column (`SET valid_until = .. WHERE valid_until < now()`, an upsert's
+    `ON CONFLICT .. DO UPDATE .. WHERE acquired_at < $expired`). Such a row is held until its time runs
+    out: a lease, whatever its table and columns are called. Each table once, with those columns."""
+    key = "compare-and-set-tables"
+    if key not in corpus.memo:
+        found: dict[str, tuple[str, int, set[str]]] = {}
+        for module in modules(corpus, [_SQL_WRITE_GREP, "`"], all_match=True):
+            for call in module.calls():
+                statement = sql_statement(call)
+                if statement is None or statement.operation not in ("insert", "update") or not statement.table:
+                    continue
+                held = {c for c in set(statement.writes) & set(statement.ranges) if is_time_column(c)}
+                if held:
+                    entry = found.setdefault(statement.table, (module.path, call.line, set()))
+                    entry[2].update(held)
+        corpus.memo[key] = [TableDecl(name, path, line, tuple(Column(c, c, line) for c in sorted(cols)), name)
+                            for name, (path, line, cols) in sorted(found.items())]
+    return corpus.memo[key]
 
 
 def spellings(corpus: "Corpus", fn: "Function") -> tuple[str, ...]:

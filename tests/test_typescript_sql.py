@@ -57,3 +57,29 @@ def test_statements_are_read_for_what_a_scan_check_asks() -> None:
     }
     assert [(o.column, o.descending) for o in found[1].order] == [("lease_expires_at", True)]
     assert found[7].reason  # says why
+
+
+WRITES = """\
+const a = await sql`UPDATE run_lease SET valid_until = now() WHERE run_id = ${id} AND owner_id = ${me} AND valid_until > now()`
+const b = await sql`INSERT INTO locks (shard_id, address, acquired_at) VALUES (${s}, ${me}, now())
+  ON CONFLICT (shard_id) DO UPDATE SET address = ${me}, acquired_at = now() WHERE locks.acquired_at < ${expired}`
+const c = await sql`UPDATE hold SET held_by = NULL, hold_until = NULL WHERE seat = ${s}`
+const d = await sql`UPDATE jobs SET attempts = attempts + 1 WHERE attempts < ${max}`
+const e = await sql`DELETE FROM hold WHERE seat = ${s}`
+const f = await sql`SELECT * FROM hold WHERE hold_until < now()`
+"""
+
+
+def test_writes_say_what_they_assign_what_they_bound_and_whether_they_only_clear() -> None:
+    module = Program({"w.ts": WRITES}.get).module("w.ts")
+    found = {c.line: s for c in module.calls() if (s := sql_statement(c)) is not None}
+    shape = {line: (s.operation, s.writes, s.ranges, s.clears) for line, s in found.items()}
+    assert shape == {
+        1: ("update", ("valid_until",), ("valid_until",), False),
+        # an upsert's list and its ON CONFLICT assignments; the conflict's WHERE bounds acquired_at
+        2: ("insert", ("acquired_at", "address", "shard_id"), ("acquired_at",), False),
+        4: ("update", ("held_by", "hold_until"), (), True),
+        5: ("update", ("attempts",), ("attempts",), False),
+        6: ("delete", (), (), False),
+        7: ("select", (), ("hold_until",), False),
+    }

@@ -3,6 +3,8 @@
 Rules import only from here; tree-sitter nodes never leave the package.
 """
 
+from reviewer.typescript.promises import Catch, awaited, catching
+from reviewer.typescript.promises import fails as function_fails
 from reviewer.typescript.channel import REFAIL, Treatment, collect_mode, succeeds, treatment
 from reviewer.typescript.conditions import Atom, evaluate
 from reviewer.typescript.endings import Exit, block_exit, exits, jumps_past, statement_of
@@ -42,6 +44,10 @@ from reviewer.typescript.builders import Route, Use, callers_of, routes_to, uses
 
 __all__ = [
     "Atom",
+    "Catch",
+    "awaited",
+    "catching",
+    "function_fails",
     "Call",
     "Callback",
     "DEFAULT_ROLES",

@@ -51,6 +51,12 @@ class Statement:
     order: tuple[Order, ...]
     substitutions: tuple[Expr, ...]
     reason: str = ""  # why it is unreadable
+    # Columns the statement assigns (`SET c = ..`, `ON CONFLICT DO UPDATE SET c = ..`, an INSERT's list),
+    # and columns it compares by order (`c < now()`, `c >= $1`): a write that sets a column it also
+    # bounds is a compare-and-set on it (a lease's expiry taken only once it ran out).
+    writes: tuple[str, ...] = ()
+    ranges: tuple[str, ...] = ()
+    clears: bool = False  # every column it assigns is set to NULL (`SET owner = NULL, until = NULL`)
 
 
 # Words a statement starts with: a tagged template or string argument starting with one is SQL,
@@ -165,13 +171,14 @@ def statement(call: Call) -> Statement | None:
     if isinstance(read, str):
         # Text under another tag that only starts like SQL (`html\`select a plan\``) is not SQL.
         return Statement("unreadable", None, (), False, None, None, (), tuple(substitutions), read) if named else None
-    operation, table, pins, has_limit, limit, limit_sub, order = read
+    operation, table, pins, has_limit, limit, limit_sub, order, writes, ranges, clears = read
     if not named and table is None:
         return None
     if table is not None and table.startswith(_PLACEHOLDER):
         table = _substituted(substitutions, table)
     limit_expr = substitutions[limit_sub] if limit_sub is not None and limit_sub < len(substitutions) else None
-    return Statement(operation, table, pins, has_limit, limit, limit_expr, order, tuple(substitutions))
+    return Statement(operation, table, pins, has_limit, limit, limit_expr, order, tuple(substitutions),
+                     writes=writes, ranges=ranges, clears=clears)
 
 
 def _spliced(value: Expr) -> str | None:
@@ -197,7 +204,8 @@ def _substituted(substitutions: list[Expr], placeholder: str) -> str | None:
 
 @lru_cache(maxsize=2048)
 def _read(text: str) -> tuple | str:
-    """(operation, table, pins, has_limit, limit, limit substitution index, order), or why it does not parse."""
+    """(operation, table, pins, has_limit, limit, limit substitution index, order, writes, ranges, clears),
+    or why it does not parse."""
     # Imported on first use: most reviews meet no raw SQL and should not pay for loading sqlglot.
     import sqlglot
     from sqlglot import exp
@@ -235,7 +243,42 @@ def _read(text: str) -> tuple | str:
         Order(o.this.name if isinstance(o.this, exp.Column) else None, bool(o.args.get("desc")), o.this.sql())
         for o in (tree.args.get("order").expressions if isinstance(tree.args.get("order"), exp.Order) else ())
     )
-    return operation, table, pins, has_limit, limit, limit_sub, order
+    return operation, table, pins, has_limit, limit, limit_sub, order, _writes(tree), _ranges(tree), _clears(tree)
+
+
+def _clears(tree: "exp.Expression") -> bool:
+    from sqlglot import exp
+
+    if not isinstance(tree, exp.Update) or not tree.expressions:
+        return False
+    return all(isinstance(a, exp.EQ) and isinstance(a.expression, exp.Null) for a in tree.expressions)
+
+
+def _writes(tree: "exp.Expression") -> tuple[str, ...]:
+    from sqlglot import exp
+
+    names: set[str] = set()
+    assignments = list(tree.expressions) if isinstance(tree, exp.Update) else []
+    conflict = tree.args.get("conflict") if isinstance(tree, exp.Insert) else None
+    if isinstance(conflict, exp.OnConflict):
+        assignments += list(conflict.expressions or ())
+    for assignment in assignments:
+        if isinstance(assignment, exp.EQ) and isinstance(assignment.this, exp.Column):
+            names.add(assignment.this.name)
+    if isinstance(tree, exp.Insert) and isinstance(tree.this, exp.Schema):
+        names |= {c.name for c in tree.this.expressions if isinstance(c, (exp.Identifier, exp.Column))}
+    return tuple(sorted(n for n in names if not n.startswith(_PLACEHOLDER)))
+
+
+def _ranges(tree: "exp.Expression") -> tuple[str, ...]:
+    from sqlglot import exp
+
+    names: set[str] = set()
+    for comparison in tree.find_all(exp.LT, exp.GT, exp.LTE, exp.GTE):
+        for side in (comparison.left, comparison.right):
+            if isinstance(side, exp.Column) and not side.name.startswith(_PLACEHOLDER):
+                names.add(side.name)
+    return tuple(sorted(names))
 
 
 def _leftmost(tree: "exp.Expression") -> "exp.Expression":

@@ -49,6 +49,7 @@ _SKIP = frozenset(
         "statement_identifier",
     }
 )
+_STATEMENT_ROLES = {"catch_clause": Role.FAILURE_HANDLER, "finally_clause": Role.FINALIZER}
 # Arguments that stand for code written elsewhere (or returned by a call).
 _REFERENCES = frozenset(
     {"identifier", "shorthand_property_identifier", "member_expression", "subscript_expression", "call_expression"}
@@ -148,6 +149,10 @@ class _Walker:
                     roles = _entering(Role.FAILURE_HANDLER, roles)
             elif kind == "switch_default":
                 case = None
+            elif kind in _STATEMENT_ROLES:
+                # `try { .. } catch { .. } finally { .. }`: the statement forms of a failure handler and
+                # of a finalizer, as `Effect.catchAll` and `Effect.ensuring` are the combinator forms.
+                roles = _entering(_STATEMENT_ROLES[kind], roles)
             if kind in naming:
                 self._names_and_properties(node, parent, function)
             depth += 1

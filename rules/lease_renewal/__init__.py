@@ -26,6 +26,7 @@ from reviewer.rules import _effect as fx
 from reviewer.rules.lease_renewal.interrupt import check_interrupt_commit
 from reviewer.rules.lease_renewal.loops import check_loops
 from reviewer.rules.lease_renewal.lost import check_lost, mentions_lost
+from reviewer.rules.lease_renewal.plain import check_plain_lost
 from reviewer.rules.lease_renewal.scan import Scan
 from reviewer.rules.lease_renewal.sites import check_release_sites
 from reviewer.rules.lease_renewal.vocabulary import HINTS, infer
@@ -98,7 +99,7 @@ TEMPLATE = Template(
     idle=lambda scan: (
         "no changed file releases, renews or catches a session execution claim, or defines an interruption hook"
     ),
-    checks=(check_interrupt_commit, check_release_sites, check_lost, check_loops),
+    checks=(check_interrupt_commit, check_release_sites, check_lost, check_plain_lost, check_loops),
     proved=_proved,
     phrases={
         "release-in-interrupt-commit": "claim released in the interruption commit",

@@ -12,9 +12,10 @@ from typing import Iterable, Iterator
 from reviewer.change.changeset import ChangedFile
 from reviewer.engine import globs
 from reviewer.report.model import Finding, Location
-from reviewer.typescript import Call, Expr, Program
+from reviewer.typescript import Call, Expr, Program, names_in
 
 from reviewer.rules import _effect as fx
+from reviewer.rules.lease_renewal.plain import check_plain_joined, plain_loops
 from reviewer.rules.lease_renewal.scan import Loop, Scan
 
 
@@ -50,10 +51,39 @@ def _loops(scan: Scan, paths: Iterable[str]) -> list[Loop]:
     return out
 
 
+def _started_heartbeats(scan: Scan, paths: Iterable[str], loops: list[Loop]) -> list[Loop]:
+    """Calls of a heartbeat helper (`keepAlive(db, shard)`, a function that returns or runs a renewal
+    loop) forked in `paths`: each is a heartbeat as surely as the loop written in place."""
+    helpers: dict[tuple[str, int], Loop] = {}
+    for loop in loops:
+        # The helper's value is the loop (`(db, id) => renew(db, id).pipe(Effect.repeat(..))`): a function
+        # that runs a whole job, its heartbeat inside it, is the job, and forking it forks no heartbeat.
+        fn = loop.fn
+        if fn is not None and fn.name and loop.fork is None and loop.outer.binding[0] == "returned":
+            helpers.setdefault((fn.path, fn.line), loop)
+    names = {fx.outer_named(loop.fn).name for loop in helpers.values()}  # type: ignore[union-attr]
+    out: list[Loop] = []
+    for call in fx.in_key_order(c for c in fx.iter_calls(scan.program, paths) if fx.last(c.callee) in names):
+        target = scan.program.definition(call.path, call.callee_text) if call.callee_text else None
+        inner = helpers.get((target.path, target.line)) if target is not None else None
+        if inner is None or inner.renew.path == call.path and fx.within(inner.renew, call.span):
+            continue
+        stages = fx.stages_of(call)
+        fork_at = next((i for i, s in enumerate(stages) if fx.matches(s.name, scan.opts.fork)), None)
+        if fork_at is None:
+            continue
+        joined = any(fx.matches(s.name, scan.opts.join) for s in stages[fork_at + 1:])
+        line, end = fx.outermost(call, stages)
+        wrappers = [s.call for s in stages if s.wraps and s.call is not None]
+        out.append(Loop(inner.renew, call.path, line, end, None, stages[fork_at].name, call.enclosing, joined,
+                        wrappers[-1] if wrappers else call))
+    return out
+
+
 def loops_in(scan: Scan, path: str) -> list[Loop]:
     """The loops of one file, found once per run (every lost finding in the file asks)."""
     if path not in scan.loops_by_path:
-        scan.loops_by_path[path] = _loops(scan, [path])
+        scan.loops_by_path[path] = _loops(scan, [path]) + plain_loops(scan, [path])
     return scan.loops_by_path[path]
 
 
@@ -73,8 +103,15 @@ def check_loops(scan: Scan) -> Iterator[Finding]:
     lease, lease_source, lease_changed = _lease(scan)
     scope = set(scan.changed)
     if lease_changed:
+        # A shorter lease changes every heartbeat's margin: the files that renew it, wherever they are.
         scope |= set(fx.tree_paths(scan.ctx, opts.allowed_release_sites))
-    loops = _loops(scan, sorted(p for p in scope if not globs.matches(p, opts.ignore_paths)))
+        scope |= set(scan.ctx.patched.files_naming(sorted({fx.last(n) for n in opts.renew})))
+    paths = sorted(p for p in scope if not globs.matches(p, opts.ignore_paths))
+    loops = _loops(scan, paths) + plain_loops(scan, paths)
+    # A heartbeat helper is judged where it is started, which may be a file that holds no renewal.
+    helpers = loops + [loop for p in sorted(_heartbeat_files(scan)) if p not in paths for loop in loops_in(scan, p)]
+    yield from check_plain_joined(scan, helpers)
+    loops += _started_heartbeats(scan, paths, helpers)
     periods: list[str] = []
     for loop in loops:
         touched = scan.files.get(loop.path)
@@ -101,6 +138,13 @@ def check_loops(scan: Scan) -> Iterator[Finding]:
     scan.facts.append(
         f"{len(loops)} heartbeat(s), forked ones joined" + (f", period {', '.join(periods)} < {bound}" if periods else "")
     )
+
+
+def _heartbeat_files(scan: Scan) -> set[str]:
+    """Files the changed files import that renew the lease (where a heartbeat they start may live)."""
+    if scan.changed_imports is None:
+        scan.changed_imports = frozenset(fx.imported_paths(scan.program, scan.changed))
+    return {p for p in scan.changed_imports if any(scan.is_renew(c) for c in fx.iter_calls(scan.program, [p]))}
 
 
 def _function_touched(touched: "ChangedFile | None", loop: Loop) -> bool:
@@ -238,10 +282,52 @@ def _ms(value: float) -> str:
     return f"{value / 1000:g} s" if value >= 1000 else f"{value:g} ms"
 
 
+def _constant_locations(scan: Scan, expr: Expr) -> list[Location]:
+    """Where the module constants a period is written with are declared (`HEARTBEAT_MS`,
+    `Schedule.spaced(HEARTBEAT_EVERY)`: here or imported), in name order."""
+    found = (_constant_location(scan, expr, name) for name in sorted(names_in(expr)))
+    return [loc for loc in found if loc is not None]
+
+
+def _constant_location(scan: Scan, expr: Expr, name: str) -> Location | None:
+    module = scan.program.module(expr.path)
+    if module is None or not name.isidentifier():
+        return None
+    imp = module.imports.get(name)
+    if imp is not None:
+        module = scan.program.module(imp.module) if imp.module else None
+        name = imp.imported
+        if module is None or name in ("*", "default"):
+            return None
+    value = module.constant(name)
+    return fx.loc(module.path, value.line, value.end_line, f"`{name} = {value.written}`") if value is not None else None
+
+
+def _period_location(scan: Scan, loop: Loop) -> tuple[Location, list[Location]]:
+    """Where the period finding points, and the schedule's evidence: the loop (a statement loop or timer:
+    its period argument), or, when the patch left the loop as it was, the period's constant it changed:
+    a finding belongs on the line that made it."""
+    schedule = loop.schedule
+    assert schedule is not None
+    written = fx.loc(schedule.path, schedule.line, schedule.end_line, f"the schedule: `{schedule.written}`")
+    at = written if loop.plain else fx.loc(loop.path, loop.line, loop.end_line)
+    declared = _constant_locations(scan, schedule)
+    own = scan.files.get(at.path)
+    # A shorter lease stays reported at each loop it leaves too slow (the lease is their evidence).
+    if not (own is not None and own.touches(at.line, at.end_line)):
+        for candidate in declared:
+            touched = scan.files.get(candidate.path)
+            if touched is not None and touched.touches(candidate.line, candidate.end_line):
+                at = fx.loc(candidate.path, candidate.line, candidate.end_line)
+                break
+    return at, [written, *declared]
+
+
 def _period_finding(scan: Scan, loop: Loop, period: float, lease: float, source: str) -> Finding:
     schedule = loop.schedule
     assert schedule is not None
     fraction = scan.opts.max_period_fraction
+    location, evidence = _period_location(scan, loop)
     return scan.ctx.finding(
         "renewal-period",
         title=(
@@ -254,9 +340,8 @@ def _period_finding(scan: Scan, loop: Loop, period: float, lease: float, source:
             f"(`{schedule.written}`), but {source}: the period must stay below {fraction:g} of the lease "
             f"({_ms(lease * fraction)}). One late tick lets the claim expire while the run is alive."
         ),
-        location=fx.loc(loop.path, loop.line, loop.end_line),
-        related=[fx.loc(schedule.path, schedule.line, schedule.end_line, f"the schedule: `{schedule.written}`")]
-        + _lease_locations(scan),
+        location=location,
+        related=[*evidence, *_lease_locations(scan)],
         failure_sequence=[
             f"one renewal is delayed by more than {_ms(max(lease - period, 0))} (GC pause, busy SQLite writer), so "
             f"{_ms(lease)} pass without a renewal",

@@ -125,3 +125,4 @@ class Loop:
     fn: Function | None
     joined_inline: bool
     outer: Call  # the outermost call of the expression (the renewal or its last data-first wrapper)
+    plain: bool = False  # a statement loop or timer (plain.py), not an Effect schedule

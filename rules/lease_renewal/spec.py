@@ -255,7 +255,9 @@ CHECKS: tuple[CheckSpec, ...] = (
             "`exit`, `option`, `merge`, `flip`, `match`, `eventually`), a race or fallback where another "
             "alternative's success masks it (`race`, `raceAll`, `firstSuccessOf`), `Effect.all(.., { mode: "
             "\"either\" })`, and a `retry` whose schedule never ends. A value turned back into the failure "
-            "(`Effect.flatten`, `Effect.failCause(exit.cause)` later in the same function) is not a finding."
+            "(`Effect.flatten`, `Effect.failCause(exit.cause)` later in the same function) is not a finding. "
+            "In plain async code: a renewal awaited in a `try` whose `catch` neither throws nor rejects, and a "
+            "renewal function that failed in the base when its write matched no row but no longer fails."
         ),
         bad="SessionExecutionClaim.clear(db, claim).pipe(Effect.catchTag(\"Lost\", () => Effect.void))",
         good="SessionExecutionClaim.clear(db, claim).pipe(Effect.orDie)  // a lost claim is a defect of the run",
@@ -267,7 +269,10 @@ CHECKS: tuple[CheckSpec, ...] = (
         summary="A forked heartbeat (renew + repeat + fork) whose fiber nobody joins, awaits or races.",
         why=(
             "A forked fiber's failure is invisible unless someone joins it. When the renewal finds the claim "
-            "lost, the heartbeat dies silently and the run carries on without the lock."
+            "lost, the heartbeat dies silently and the run carries on without the lock. The same holds for a "
+            "helper that returns the repeated renewal (`keepAlive(db, id)` forked), and in plain async code for "
+            "a heartbeat function (a loop that waits and renews, or a `setInterval` that renews) whose promise "
+            "is dropped (`void keepAlive(..)`) or bound and never read again."
         ),
         bad=(
             "yield* SessionExecutionClaim.renew(db, claim).pipe(\n"
@@ -292,7 +297,9 @@ CHECKS: tuple[CheckSpec, ...] = (
         why=(
             "A renewal can be late by a GC pause, a busy SQLite writer or a slow tick. With a period near the "
             "lease one late renewal lets the claim expire and startup recovery on another process takes it over "
-            "while this run is alive."
+            "while this run is alive. A heartbeat is a renewal repeated by a schedule, by a loop that waits "
+            "between renewals (`while (await sleep(ms)) await renew(..)`) or by `setInterval(.., ms)`. When the "
+            "patch changes only the period's constant, the finding points at that constant."
         ),
         bad="Effect.repeat(Schedule.spaced(\"20 seconds\"))  // SESSION_EXECUTION_LEASE_MS = 30 * 1000",
         good="Effect.repeat(Schedule.spaced(Duration.millis(SESSION_EXECUTION_LEASE_MS / 3)))",

@@ -2,8 +2,12 @@
 defaults name nothing there).
 
 A lease API is a set of functions that insert, update or delete rows of a
-table with a lease column (or an expiry column next to an owner column); each is sorted by its name into acquire,
-renew and release. The lease constant is a top-level constant named like a
+table with a lease column (or an expiry column next to an owner column), or of
+a table that raw SQL takes by compare-and-set on a time (a write that sets a
+time column it also bounds: `SET until = .. WHERE until < now()`). A raw SQL
+write is sorted by what it does (a delete or an update that only clears
+releases, an insert acquires, an update that only moves times renews, one that
+also writes other columns takes over); a drizzle write by its function's name. The lease constant is a top-level constant named like a
 lease or TTL in a file of that API. An owner column alone is not a lease
 (an event sequence may have an owner and no expiry), so nothing is inferred
 without a time-bound column: a guessed API would make the family fire on
@@ -20,6 +24,7 @@ from reviewer.rules import _vocabulary as vocab
 
 if TYPE_CHECKING:
     from reviewer.engine.context import Corpus
+    from reviewer.typescript import SqlStatement
 
 # A lease column by the words of its name (`lease_until`, `leaseExpiresAt`; not `release_date`).
 # An expiry or a heartbeat alone is a lease only next to an owner: a token's expiry is not a
@@ -64,8 +69,9 @@ KINDS = (
 # The lease and expiry column names above, spelt for git's extended regexes (no `(?i)`).
 _COLUMNS_GREP = ("[Ll]ease|LEASE|[Hh]eartbeat|HEARTBEAT|[Ll]ocked_?[Uu]ntil|LOCKED_?UNTIL|[Cc]laimed_?[Uu]ntil|CLAIMED_?UNTIL"
                  "|[Ee]xpir|EXPIR|[Dd]eadline|DEADLINE|[Uu]ntil|UNTIL|[Tt]tl|TTL")
-_CONSTANT = re.compile(r"^[A-Z][A-Z0-9_]*(LEASE|TTL)[A-Z0-9_]*$")
-_CONSTANT_GREP = r"\b[A-Z][A-Z0-9_]*(LEASE|TTL)[A-Z0-9_]*\s*="
+# `LEASE_MS`, `CLAIM_TTL`, `RUN_LEASE_SECONDS` (the word may open the name).
+_CONSTANT = re.compile(r"^(?=[A-Z])[A-Z0-9_]*(LEASE|TTL)[A-Z0-9_]*$")
+_CONSTANT_GREP = r"\b[A-Z0-9_]*(LEASE|TTL)[A-Z0-9_]*\s*="
 # What `infer` greps for first (reviewer/engine/vocabulary.py reads them in one pass).
 # Every match of _COLUMNS_GREP contains one of these fixed strings (git's fast path narrows, `re` decides).
 _COLUMN_LITERALS = ("lease", "Lease", "LEASE", "heartbeat", "Heartbeat", "HEARTBEAT", "ocked", "OCKED",
@@ -87,11 +93,17 @@ _LOOKED = {
 
 def infer(corpus: "Corpus") -> tuple[Proposal, ...]:
     leases = [(t, c) for t in vocab.tables(corpus, _COLUMNS_GREP) for c in _lease_columns(t)]
+    # A table raw SQL takes by compare-and-set on a time is a lease whatever its columns are called.
+    declared = {t.sql_name for t, _ in leases}
+    leases += [(t, c) for t in vocab.compare_and_set_tables(corpus) if t.sql_name not in declared for c in t.columns]
     tables = {t.name for t, _ in leases}
     found: dict[str, dict[str, Evidence]] = {kind: {} for kind, _ in KINDS}
     api_files: set[str] = set()
-    for fn, table, line in vocab.writers(corpus, tables):
-        kind = next((k for k, pattern in KINDS if pattern.search(fn.name or "")), None)
+    columns = {t.name: {c.sql for tt, c in leases if tt.name == t.name} for t, _ in leases}
+    for writer in vocab.writers(corpus, list({t.name: t for t, _ in leases}.values())):
+        fn, table, line = writer.fn, writer.table, writer.line
+        kind = _kind_by_shape(writer.statement, columns.get(table, set())) or next(
+            (k for k, pattern in KINDS if pattern.search(fn.name or "")), None)
         if kind is None:
             continue
         api_files.add(fn.path)
@@ -99,11 +111,29 @@ def infer(corpus: "Corpus") -> tuple[Proposal, ...]:
         note = f"`{vocab.shown(fn.name or '')}` writes {table}, whose `{column.key}` is a lease/expiry column"
         for name in vocab.spellings(corpus, fn):
             found[kind].setdefault(name, Evidence(fn.path, line, note))
-    no_table = "" if tables else " (no sqliteTable/pgTable/mysqlTable declares a lease column, or an expiry column next to an owner column)"
+    no_table = "" if tables else (" (no sqliteTable/pgTable/mysqlTable declares a lease column, or an expiry column next to an"
+                                  " owner column, and no raw SQL write sets a time column it also bounds)")
     proposals = [vocab.proposal(kind, found[kind], _LOOKED[kind] + no_table) for kind, _ in KINDS]
     proposals.append(_lease_constant(corpus, api_files, no_table))
     proposals.append(Proposal("interrupt_hooks", (), (), _LOOKED["interrupt_hooks"]))
     return tuple(proposals)
+
+
+def _kind_by_shape(statement: "SqlStatement | None", lease_columns: set[str]) -> str | None:
+    """What a raw SQL write does to a lease, whatever its function is called: a delete, or an update
+    that only clears, releases; an insert takes; an update that only moves times renews, one that
+    also writes the holder takes over. None for drizzle's builders (their name decides)."""
+    if statement is None:
+        return None
+    if statement.operation == "delete":
+        return "release"
+    if statement.operation == "insert":
+        return "acquire"
+    if statement.operation != "update" or not set(statement.writes) & lease_columns:
+        return None
+    if statement.clears:
+        return "release"
+    return "renew" if all(vocab.is_time_column(c) for c in statement.writes) else "acquire"
 
 
 def _lease_columns(table: vocab.TableDecl) -> list[vocab.Column]:

@@ -5,7 +5,7 @@ import { shardLease, type ShardLeaseRow } from "../db/schema"
 import { ShardLeaseHeld, ShardLeaseLost } from "./errors"
 
 /** How long a lease holds without a renewal: short, so a dead runner's shards fail over within seconds. */
-// ruleid: lease-renewal/renewal-period
+// ok: lease-renewal/renewal-period (reported at each heartbeat the shorter lease leaves too slow)
 export const LEASE_TTL_MS = 5_000
 
 /** Take a shard nobody holds. The insert is the compare-and-set: the primary key refuses a second holder. */
