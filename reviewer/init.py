@@ -16,7 +16,7 @@ import re
 from reviewer.engine.api import Family, Proposal
 from reviewer.engine.context import TreeView
 from reviewer.engine.registry import discover
-from reviewer.engine.vocabulary import propose, words
+from reviewer.engine.vocabulary import present_names, propose
 from reviewer.gitio import open_repo
 from reviewer.inputs.config import CONFIG_PATH, Config, build_config, config_in_tree, load_config_file, parse_toml
 from reviewer.inputs.pullrequest import resolve_commit
@@ -42,7 +42,7 @@ def _family_block(family: Family, proposals: tuple[Proposal, ...], present: set[
         if not option.vocabulary:
             continue
         default = option.default
-        found_defaults = sorted(set(words(default)) & present)
+        found_defaults = sorted(present_names(default, present))
         proposal = by_option.get(option.name)
         lines.append(_comment(f"{option.name}: {option.description}"))
         if option.name in configured:

@@ -415,6 +415,12 @@ def event_of(call: Call) -> str | None:
     return args[0].member_path
 
 
+def events_in(call: Call) -> list[str]:
+    """Every dotted name the call is given, in order: the event of `events.publish(Ev, data)`, and of a
+    helper that records it (`record(sql, id, RunEvent.Failed)`); callers keep the terminal events."""
+    return [path for a in call.args if (path := a.member_path) and "." in path]
+
+
 def publish_around(program: Program, path: str, line: int) -> Call | None:
     """The innermost publish call spanning `line` (e.g. the one whose options carry the commit
     that invokes a hook there)."""

@@ -39,7 +39,8 @@ def test_a_code_base_without_the_configured_api_gets_a_note_and_a_summary(tmp_pa
 
 def test_names_that_exist_in_the_base_tree_give_no_note(tmp_path) -> None:
     base = {
-        "src/claim.ts": "export namespace SessionExecutionClaim { export const renew = () => 1 }\n"
+        "src/claim.ts": "export namespace SessionExecutionClaim { export const renew = () => 1\n"
+                        "  export const clear = () => 2; export const acquire = () => 3 }\n"
                         "export const SESSION_EXECUTION_LEASE_MS = 30_000\nexport const interruptedCommit = 1\n",
         "src/a.ts": "export const a = 1\n",
     }
@@ -62,9 +63,20 @@ def test_the_configured_names_are_the_ones_looked_for(tmp_path) -> None:
     config = '[rules.lease-renewal]\nrelease = ["Lease.drop"]\nrenew = ["Lease.extend"]\nacquire = ["Lease.take"]\n'
     report = _review(tmp_path, base, {**base, "src/a.ts": "export const a = 2\n"}, config)
     summary = _lease(report).summary
-    # release and renew exist now; acquire (Lease.take) names `Lease`, which exists too.
-    assert "`release`" not in summary and "`renew`" not in summary and "`acquire`" not in summary
+    # release and renew exist; acquire (Lease.take) does not: `Lease` exists, `Lease.take` nowhere (a
+    # name set by hand is judged whole, not by its first segment).
+    assert "`release`" not in summary and "`renew`" not in summary and "`acquire`" in summary
     assert "`interrupt_hooks`" in summary and "`lease_constant`" in summary
+
+
+def test_a_configured_name_is_judged_whole_not_by_its_first_segment(tmp_path) -> None:
+    """A code base with a `Step` type of its own and no `Step.Ended` anywhere has no `Step.Ended` event."""
+    base = {"src/step.ts": "export interface Step { run(): void }\nexport const steps: Step[] = []\n",
+            "src/a.ts": "export const a = 1\n"}
+    config = '[rules.terminal-commit-order]\nsuccess_events = ["Step.Ended"]\nfailure_events = ["Step.Failed"]\n'
+    report = _review(tmp_path, base, {**base, "src/a.ts": "export const a = 2\n"}, config)
+    terminal = next(r for r in report.invariants if r.id == "terminal-commit-order")
+    assert "`success_events`" in terminal.summary and "`failure_events`" in terminal.summary
 
 
 def test_disabling_the_note_keeps_the_summary_honest(tmp_path) -> None:

@@ -46,6 +46,8 @@ class Vocabulary:
     inferred: tuple[Proposal, ...] = ()  # the proposals applied
     looked_for: Mapping[str, str] | None = None  # option -> what inference searched for, when it found nothing
     failed: str = ""  # why inference raised: the family must not run on a vocabulary it could not decide
+    # Qualified names the base tree declares without writing them whole (`namespace Lease { drop }`).
+    declared: frozenset[str] = frozenset()
 
     @property
     def source(self) -> str:
@@ -66,10 +68,61 @@ class Vocabulary:
         return "vocabulary inferred from the base tree: " + "; ".join(parts)
 
 
-def words(option_value: Any) -> tuple[str, ...]:
-    """The identifiers that must exist for a vocabulary value to name anything (`Claim.clear` -> `Claim`)."""
+def _values(option_value: Any) -> tuple[str, ...]:
     values = option_value if isinstance(option_value, (list, tuple)) else [option_value]
-    return tuple(str(v).replace("()", "").split(".")[0] for v in values if str(v))
+    return tuple(str(v).replace("()", "") for v in values if str(v))
+
+
+def words(option_value: Any) -> tuple[str, ...]:
+    """What to look for in code to judge a vocabulary value: each name whole (`Step.Ended`) and its
+    first segment (`Step`, which an aliased import still writes)."""
+    return tuple(dict.fromkeys(w for v in _values(option_value) for w in (v, v.split(".")[0])))
+
+
+def names_exactly(option_value: Any, present: set[str] | frozenset[str]) -> bool:
+    """Is some name of the value written whole in code (`SessionEvent.Step.Ended`)?"""
+    return any(v in present for v in _values(option_value))
+
+
+def names_loosely(option_value: Any, present: set[str] | frozenset[str]) -> bool:
+    """Is the first segment of some name written (`Claim.clear` through `import { Claim as C }`)?
+    Weaker: a code base's own `Step` type is not a `Step.Ended` event."""
+    return any(v.split(".")[0] in present for v in _values(option_value))
+
+
+def declared_names(values: Iterable[str], base: TreeView, programs: dict, model: Mapping[str, Any]) -> frozenset[str]:
+    """Which qualified names (not written whole) the base tree declares: a member of a namespace or object
+    (`namespace Lease { export const drop }` declares `Lease.drop`), or of the module a file imports under
+    the name's first segment. Only files writing both its first and last segments are read."""
+    from reviewer.engine.context import _program_of, word_pattern
+
+    found: set[str] = set()
+    for value in sorted(set(values)):
+        parts = value.split(".")
+        if len(parts) < 2:
+            continue
+        if "base" not in programs:
+            programs["base"] = _program_of(base, {}, model)
+        program = programs["base"]
+        rest = ".".join(parts[1:])
+        for path in base.files_matching([word_pattern(parts[0]), word_pattern(parts[-1])], all_match=True):
+            module = program.module(path)
+            if module is None:
+                continue
+            if value in module.declarations or (module.namespace == parts[0] and rest in module.declarations):
+                found.add(value)
+                break
+            imp = module.imports.get(parts[0])
+            target = program.module(imp.module) if imp is not None and imp.module else None
+            if target is not None and (rest in target.declarations or f"{imp.imported}.{rest}" in target.declarations):
+                found.add(value)
+                break
+    return frozenset(found)
+
+
+def present_names(option_value: Any, present: set[str] | frozenset[str]) -> list[str]:
+    """The names of the value written whole in code."""
+    return [v for v in _values(option_value) if v in present]
 
 
 def _unset(family: Family, config: Config) -> list[str]:
@@ -98,7 +151,14 @@ def resolve(
     # Configured names too: the same pass answers whether they exist (said when they do not).
     wanted = sorted({w for f in families for o in f.options if o.vocabulary for w in words(effective[f.id].get(o.name))})
     present = base.words_present(wanted) if infer and wanted else set()
-    absent_of = {f.id: [n for n in unset[f.id] if infer and not set(words(effective[f.id].get(n))) & present]
+    # An option is inferred unless one of its defaults is written whole in the base tree: a default
+    # whose first segment alone occurs (an alias, or a type of the same name) is kept beside what
+    # inference finds, and stands alone when inference finds nothing.
+    vocabulary_values = {v for f in families for o in f.options if o.vocabulary for v in _values(effective[f.id].get(o.name))}
+    declared = declared_names((v for v in vocabulary_values if v not in present), base, programs, config.model) \
+        if infer else frozenset()
+    known = present | declared
+    absent_of = {f.id: [n for n in unset[f.id] if infer and not names_exactly(effective[f.id].get(n), known)]
                  for f in families}
     # One fixed-string pass for what every option to be inferred greps for first.
     hints = [(rx, lits) for f in families for option, rx, lits in f.infer_hints if option in absent_of[f.id]]
@@ -130,12 +190,16 @@ def resolve(
                     continue
                 if proposal.names:
                     option = family.option(name)
-                    options[name] = list(proposal.names) if option and isinstance(option.default, list) else proposal.names[0]
+                    kept = [v for v in _values(options.get(name)) if names_loosely(v, present)]
+                    if option and isinstance(option.default, list):
+                        options[name] = list(dict.fromkeys([*proposal.names, *kept]))
+                    else:
+                        options[name] = proposal.names[0]
                     sources[name] = INFERRED
                     applied.append(proposal)
                 else:
                     looked[name] = proposal.looked_for
-        out[family.id] = Vocabulary(options, sources, tuple(applied), looked)
+        out[family.id] = Vocabulary(options, sources, tuple(applied), looked, declared=declared)
     return out
 
 
@@ -146,6 +210,8 @@ def propose(families: Iterable[Family], config: Config, base: TreeView) -> list[
     wanted = sorted({w for f in families for o in f.options if o.vocabulary for w in words(o.default)})
     base.prescan(wanted, [(rx, lits) for f in families for _, rx, lits in f.infer_hints])
     present = base.words_present(wanted) if wanted else set()
+    defaults = {v for f in families for o in f.options if o.vocabulary for v in _values(o.default)}
+    present = set(present) | declared_names((v for v in defaults if v not in present), base, programs, config.model)
     out = []
     memo: dict[str, Any] = {}
     for family in families:
@@ -168,7 +234,7 @@ def _asked(result: InvariantResult, family: Family, vocab: Vocabulary) -> dict[s
     if result.status is InvariantStatus.ERROR:
         return {}
     idle = result.status is InvariantStatus.NOT_APPLICABLE
-    return {o.name: words(vocab.options.get(o.name, o.default)) for o in family.options
+    return {o.name: _values(vocab.options.get(o.name, o.default)) for o in family.options
             if o.vocabulary and (idle or vocab.sources.get(o.name) == CONFIGURED)}
 
 
@@ -188,15 +254,18 @@ def say_when_blind(
     asked = {r.id: names for r in results if (names := _asked(r, by_id[r.id], vocabularies[r.id]))}
     if not asked:
         return results
-    present = base.words_present(sorted({w for names in asked.values() for ws in names.values() for w in ws}))
+    present = base.words_present(sorted({w for names in asked.values() for vs in names.values() for w in words(vs)}))
     out = []
     for result in results:
         names = asked.get(result.id, {})
-        missing = [name for name, ws in names.items() if ws and not set(ws) & present]
+        # A name set by hand must be written whole; a default may be reached through an alias.
+        vocab = vocabularies[result.id]
+        known = present | vocab.declared
+        missing = [name for name, vs in names.items() if vs and not (
+            names_exactly(vs, known) if vocab.sources.get(name) == CONFIGURED else names_loosely(vs, present))]
         if not missing:
             out.append(result)
             continue
-        vocab = vocabularies[result.id]
         kinds = " and ".join(sorted({vocab.sources.get(n, DEFAULT) for n in missing}))
         shown = f"{kinds} " + ", ".join(f"`{n}`" for n in missing)
         looked = vocab.looked_for or {}

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Iterable, Iterator, Mapping, Sequence
 
 from reviewer.report.model import Finding, Location
-from reviewer.typescript import Call, Flag, Function, Program, Role, flags_set, guards, jumps_past, switched_off
+from reviewer.typescript import Call, Flag, Function, Program, Role, flags_set, guards, jumps_past, switched_off, throws
 
 from reviewer.rules import _effect as fx
 from reviewer.rules.terminal_commit_order.handlers import helper_paths, runs_in, terminal_names
@@ -32,8 +32,9 @@ def _events(scan: Scan) -> list[tuple[Call, str]]:
     if scan.events is None:
         scan.events = []
         for call in fx.iter_calls(scan.program, scan.scope):
-            event = fx.event_of(call)
-            if event:
+            # The event is the first argument of `events.publish(Ev, data)`, or any dotted argument of a
+            # helper that records it (`recordOutcome(sql, id, owner, RunEvent.Failed)`).
+            for event in fx.events_in(call):
                 scan.events.append((call, event))
     return scan.events
 
@@ -89,6 +90,12 @@ def check_success_after_failure(scan: Scan) -> Iterator[Finding]:
     failures_by_fn: dict[tuple[str, int], list[Call]] = {}
     for failure in failure_sites:
         failures_by_fn.setdefault(_fn_key(failure), []).append(failure)
+        # Also where a failure handler it is published in is written: the handler may recover there.
+        handler = failure.enclosing
+        while handler is not None and handler.parent is not None:
+            if handler.role is Role.FAILURE_HANDLER:
+                failures_by_fn.setdefault((failure.path, id(handler.parent)), []).append(failure)
+            handler = handler.parent
     # A success through a helper is looked at only on a failure path: elsewhere it is the helper's
     # own success terminal that is checked.
     success_sites = fx.in_key_order([
@@ -104,21 +111,24 @@ def check_success_after_failure(scan: Scan) -> Iterator[Finding]:
         reason, related = _after_failure(scan, site, failures_by_fn.get(_fn_key(site), []), inside, failure_helpers)
         if reason is None:
             continue
-        what = f"`{site.callee_written}` (Step.Ended)" if id(site) in via else _what(site, success_helpers)
+        what = (f"`{site.callee_written}` ({_short(opts.success_events)})" if id(site) in via
+                else _what(scan, site, success_helpers))
         # The success's own guards are evidence too: a patch that only flips the condition
-        # `Step.Ended` runs under makes the violation there. (The failure's guards are not:
+        # the success runs under makes the violation there. (The failure's guards are not:
         # renaming a variable in them would pull every old violation of the path into scope.)
         related = related + _guard_locations([site]) + _via_locations(site, via.get(id(site), ()))
         yield (
             scan.ctx.finding(
                 "success-after-failure",
-                title=f"{what} published {reason.split(':', 1)[0]}",
+                title=f"{what} published {reason.split(':', 1)[0].replace('Step.Failed', _short(opts.failure_events))}",
                 message=(
                     f"{what} at {site.path}:{site.line} ends the step successfully {reason.split(':', 1)[1].strip()}. "
-                    "A failed step must end with Step.Failed only; publish the failure terminal (or re-fail) here."
+                    f"A failed run must end with its failure terminal ({_short(opts.failure_events)}) only; publish "
+                    "the failure terminal (or re-fail) here."
                 ),
                 location=fx.call_loc(site),
-                related=fx.unique_sorted(related + _helper_locations(site, success_helpers, "publishes Step.Ended")),
+                related=fx.unique_sorted(related + _helper_locations(
+                    scan, site, success_helpers, f"publishes {_short(opts.success_events)}")),
                 failure_sequence=[
                     "the provider or a tool fails during the step",
                     f"the failure path publishes {what}, a success terminal",
@@ -191,14 +201,47 @@ def _after_failure(
             [fx.fn_loc(site.enclosing, "the failure handler")] if site.enclosing is not None and handler is None else []
         )
     for failure in failure_sites:
+        if _recovered_before(scan, failure, site):
+            return (
+                f"after Step.Failed: after `{failure.callee_written}` at line {failure.line} failed it in a handler "
+                "that recovers, so the run goes on to the success",
+                [fx.call_loc(failure, "the failure terminal published in a handler that does not fail again")],
+            )
         if failure.precedes(site) and not jumps_past(failure, site):
             if switched_off(site, _flags(scan.program, failure, inside, failure_helpers), failure, scan.scope):
                 continue
+            # "after Step.Failed" names the case in titles and finding ids (kept from the first release).
+            failed = _named_event(scan, failure) or _short(opts.failure_events)
             return (
-                f"after Step.Failed: after `{failure.callee_written}` at line {failure.line} already failed it",
+                f"after Step.Failed: after `{failure.callee_written}` ({failed}) at line {failure.line} already failed it",
                 [fx.call_loc(failure, "the failure terminal published first on the same path")],
             )
     return None, []
+
+
+# What makes a handler fail again (then the run does not go on past it).
+_REFAIL = ("Effect.fail", "Effect.die", "Effect.failCause", "Effect.dieMessage", "Effect.failSync", "Effect.dieSync",
+           "Effect.interrupt")
+
+
+def _recovered_before(scan: Scan, failure: Call, site: Call) -> bool:
+    """`failure` is published in a failure handler nested in a call of the site's own function that runs
+    before the site (`work.pipe(Effect.catchAll(() => publish(Failed)))` then `publish(Completed)`), and
+    the handler does not fail again itself: the failed run continues to its success terminal."""
+    handler = failure.enclosing
+    while handler is not None and handler.parent is not site.enclosing and handler is not site.enclosing:
+        handler = handler.parent
+    if handler is None or handler is site.enclosing or handler.role is not Role.FAILURE_HANDLER:
+        return False
+    host = next((c for c in site.enclosing.calls if fx.within(handler.expr, c.span)), None) if site.enclosing else None
+    if host is None or not host.precedes(site) or jumps_past(host, site):
+        return False
+    usage, name = host.binding
+    if usage == "bound" and name and any(fx.mentions(g.test, name) for g in guards(site)):
+        return False  # `const failed = yield* work.pipe(catchAll(.. as(true)))`, `if (failed) return`: told apart
+    # Its own code, not what its helpers may fail with: a handler that settles a row (which can fail on a
+    # database error) and publishes the failure still recovers on its normal path.
+    return not (throws(handler.expr) or fx.refers_to_any(handler.expr, _REFAIL))
 
 
 def _publishes_inside(failures: Sequence[Call], helpers: Mapping[str, Function]) -> dict[str, list[Call]]:
@@ -232,15 +275,29 @@ def _calls_helper(program: Program, call: Call, helper: Function) -> bool:
     return found is not None and (found.path, found.line, found.end_line) == (helper.path, helper.line, helper.end_line)
 
 
-def _what(site: Call, helpers: Mapping[str, Function]) -> str:
-    if site.method in helpers and fx.event_of(site) is None:
-        return f"`{site.callee_written}` (Step.Ended)"
-    return f"`{fx.event_of(site) or site.callee_written}`"
+def _named_event(scan: Scan, call: Call) -> str | None:
+    """The terminal event the call names itself (`publish(Step.Failed, ..)`, `record(sql, id, RunEvent.Failed)`)."""
+    terminals = scan.opts.success_events + scan.opts.failure_events
+    return next((e for e in fx.events_in(call) if fx.matches(e, terminals)), None)
 
 
-def _helper_locations(site: Call, helpers: Mapping[str, Function], note: str) -> list[Location]:
+def _short(events: Sequence[str]) -> str:
+    """The events as a reader knows them (`Step.Ended`), for messages."""
+    return "/".join(dict.fromkeys(".".join(e.split(".")[-2:]) for e in events)) or "the terminal event"
+
+
+def _what(scan: Scan, site: Call, helpers: Mapping[str, Function]) -> str:
+    named = _named_event(scan, site)
+    if site.method in helpers and named is None:
+        return f"`{site.callee_written}` ({_short(scan.opts.success_events)})"
+    if named is not None and fx.event_of(site) != named:
+        return f"`{site.callee_written}` ({named})"  # a helper given the event: `recordOutcome(.., RunEvent.Completed)`
+    return f"`{named or site.callee_written}`"
+
+
+def _helper_locations(scan: Scan, site: Call, helpers: Mapping[str, Function], note: str) -> list[Location]:
     fn = helpers.get(site.method)
-    if fn is None or fx.event_of(site) is not None:
+    if fn is None or _named_event(scan, site) is not None:
         return []
     return [fx.fn_loc(fn, f"`{fn.name}` {note}")]
 

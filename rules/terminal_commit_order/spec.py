@@ -99,7 +99,13 @@ CHECKS: tuple[CheckSpec, ...] = (
         why=(
             "A step has exactly one terminal outcome. Publishing Step.Ended after Step.Failed (or from a catch "
             "handler / provider-error branch) records a failed step as finished, so the Session continues as if "
-            "the model's answer were complete and the failure is lost from the durable history."
+            "the model's answer were complete and the failure is lost from the durable history. The terminal "
+            "events are the configured ones, or, inferred from the base tree, the success and failure members of "
+            "one event group (`Ended`/`Completed`/`Done`… beside `Failed`/`Faulted`/`Crashed`…), events or string "
+            "constants, published directly or handed to a helper that records them (`record(sql, id, "
+            "RunEvent.Failed)`). \"After\" includes a failure published in a handler that recovers "
+            "(`Effect.catchAll(() => publish(Failed))`, a `catch` clause that does not rethrow) when the success "
+            "runs next, unless the success is guarded by the handler's result (`if (failed) return`)."
         ),
         bad=(
             "case \"provider-error\":\n"

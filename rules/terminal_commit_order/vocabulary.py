@@ -3,9 +3,11 @@ whose defaults name nothing there).
 
 Terminal events are the members of one event group that end it both ways: a
 namespace or object declaring a success terminal (`Ended`, `Succeeded`,
-`Completed`, `Finished`) and a failure terminal (`Failed`) whose values are
-calls (event definitions, not plain constants). A group with only one of
-them has no "success after failure" to get wrong. Settle functions are named
+`Completed`, `Finished`, `Done`) and a failure terminal (`Failed`, `Faulted`,
+`Crashed`, `Errored`) whose values are event definitions (calls) or the string
+constants a code base without event classes writes its outcomes as
+(`RunEvent = { Completed: "run.completed", Failed: "run.failed" } as const`).
+A group with only one of them has no "success after failure" to get wrong. Settle functions are named
 for failing, settling or awaiting tools or tasks; commit hooks are object
 properties named `…Commit` whose value is a function, passed to a call.
 """
@@ -21,9 +23,9 @@ from reviewer.rules import _vocabulary as vocab
 if TYPE_CHECKING:
     from reviewer.engine.context import Corpus
 
-SUCCESS = ("Ended", "Succeeded", "Completed", "Finished")
-FAILURE = ("Failed",)
-_EVENT_GREP = r"\b(" + "|".join(SUCCESS + FAILURE) + r")\b\s*="
+SUCCESS = ("Ended", "Succeeded", "Completed", "Finished", "Done")
+FAILURE = ("Failed", "Faulted", "Crashed", "Errored")
+_EVENT_GREP = r"\b(" + "|".join(SUCCESS + FAILURE) + r")\b\s*[=:]"
 _SETTLE = re.compile(r"(?i)^(fail|settle|await|cancel|finish|drain|abort)\w*(tool|task)")
 _SETTLE_GREP = r"(fail|settle|await|cancel|finish|drain|abort)[A-Za-z0-9_]*(Tool|Task|tool|task)"
 # Named for the terminal they commit (`terminalCommit`, `failedCommit`): a `beforeCommit` of a
@@ -44,7 +46,8 @@ def infer(corpus: "Corpus") -> tuple[Proposal, ...]:
     out: list[Proposal] = []
     if corpus.wants("success_events") or corpus.wants("failure_events"):
         success, failure = _events(corpus)
-        looked = "event groups declaring both a success terminal (" + "/".join(SUCCESS) + ") and Failed"
+        looked = ("event groups declaring both a success terminal (" + "/".join(SUCCESS) + ") and a failure terminal ("
+                  + "/".join(FAILURE) + ")")
         out.append(vocab.proposal("success_events", success, looked))
         out.append(vocab.proposal("failure_events", failure, looked))
     if corpus.wants("settle_tools"):
@@ -63,15 +66,18 @@ def _events(corpus: "Corpus") -> tuple[dict[str, Evidence], dict[str, Evidence]]
         for name in module.declarations:
             group, _, member = name.rpartition(".")
             value = module.constant(name)
-            if group and member in SUCCESS + FAILURE and value is not None and value.call is not None:
+            if group and member in SUCCESS + FAILURE and value is not None and (
+                    value.call is not None or value.string_value is not None):
                 groups.setdefault(group, {})[member] = value.line
         for group, members in sorted(groups.items()):
             ends = [m for m in SUCCESS if m in members]
-            if not ends or "Failed" not in members:
+            fails = [m for m in FAILURE if m in members]
+            if not ends or not fails:
                 continue
             for member in ends:
                 success.setdefault(f"{group}.{member}", Evidence(path, members[member], f"`{group}.{member}` ends the group"))
-            failure.setdefault(f"{group}.Failed", Evidence(path, members["Failed"], f"`{group}.Failed` fails the group"))
+            for member in fails:
+                failure.setdefault(f"{group}.{member}", Evidence(path, members[member], f"`{group}.{member}` fails the group"))
     return success, failure
 
 
