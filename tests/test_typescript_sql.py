@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 from reviewer.typescript import Program, sql_statement
 
 SOURCE = """\
@@ -83,3 +86,17 @@ def test_writes_say_what_they_assign_what_they_bound_and_whether_they_only_clear
         6: ("delete", (), (), False),
         7: ("select", (), ("hold_until",), False),
     }
+
+
+def test_sql_the_parser_keeps_as_a_command_writes_nothing_to_the_terminal() -> None:
+    """T-SQL's `IF .. CREATE TABLE` is read as an opaque command; sqlglot's warning about it must not reach
+    stderr (in a process of its own: pytest's log capture would hide what a user's terminal shows)."""
+    script = (
+        "from reviewer.typescript import Program, sql_statement\n"
+        "source = \"const a = yield* sql`IF OBJECT_ID(N'jobs', N'U') IS NULL CREATE TABLE jobs (id INT)`\\n\"\n"
+        "module = Program({'t.ts': source}.get).module('t.ts')\n"
+        "print([s.operation for c in module.calls() if (s := sql_statement(c)) is not None])\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "['other']"
+    assert done.stderr == ""

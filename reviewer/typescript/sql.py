@@ -10,6 +10,7 @@ cannot parse is `unreadable` with its reason, never an empty query.
 
 from __future__ import annotations
 
+import logging
 import re
 from dataclasses import dataclass
 from functools import lru_cache
@@ -211,6 +212,10 @@ def _read(text: str) -> tuple | str:
     from sqlglot import exp
     from sqlglot.errors import SqlglotError
 
+    # sqlglot logs a warning for each statement it keeps as an opaque command (T-SQL's `IF .. CREATE`,
+    # `LOCK TABLE`); the statement is read as "other" here, and the reviewed repository's SQL must not
+    # write to the user's terminal.
+    logging.getLogger("sqlglot").setLevel(logging.ERROR)
     tree = None
     reason = ""
     for dialect in _DIALECTS:
