@@ -415,10 +415,13 @@ def event_of(call: Call) -> str | None:
     return args[0].member_path
 
 
-def events_in(call: Call) -> list[str]:
-    """Every dotted name the call is given, in order: the event of `events.publish(Ev, data)`, and of a
-    helper that records it (`record(sql, id, RunEvent.Failed)`); callers keep the terminal events."""
-    return [path for a in call.args if (path := a.member_path) and "." in path]
+def terminal_event(call: Call, terminals: Sequence[str]) -> str | None:
+    """The one terminal event a call publishes: the event of `events.publish(Ev, data)`, or the one
+    terminal among the dotted arguments of a helper that records it (`record(sql, run.id,
+    RunEvent.Failed)`). A call naming several (`Event.inventory(Step.Ended, Step.Failed, ..)`) lists
+    events, it publishes none."""
+    named = [path for a in call.args if (path := a.member_path) and "." in path and matches(path, terminals)]
+    return named[0] if len(named) == 1 else None
 
 
 def publish_around(program: Program, path: str, line: int) -> Call | None:

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Iterable, Iterator, Mapping, Pattern
 from reviewer.engine import globs
 from reviewer.engine.api import Evidence, Proposal
 from reviewer.engine.context import ere_escape
-from reviewer.typescript import SqlStatement, sql_statement
+from reviewer.typescript import SqlStatement, run_calls, sql_statement
 
 if TYPE_CHECKING:
     from reviewer.engine.context import Corpus
@@ -132,9 +132,10 @@ def writers(corpus: "Corpus", tables: Iterable[TableDecl]) -> list[Writer]:
     out: dict[tuple[str, int], Writer] = {}
     for module in modules(corpus, [r"\b(" + "|".join(ere_escape(n) for n in sorted({*by_binding, *by_sql})) + r")\b"]):
         for fn in module.functions():
-            if not fn.name:
+            if not fn.name or not _is_api(module, fn):
                 continue
-            for call in fn.all_calls:
+            # What runs when it is called: a factory (`make`) that defines the store's methods writes nothing itself.
+            for call in run_calls(fn):
                 written, statement = None, None
                 if call.method in _WRITES and call.args:
                     written = by_binding.get(call.args[0].normalized.rsplit(".", 1)[-1])
@@ -146,6 +147,13 @@ def writers(corpus: "Corpus", tables: Iterable[TableDecl]) -> list[Writer]:
                     out.setdefault((fn.path, fn.line), Writer(fn, written, call.line, statement))
                     break
     return [out[k] for k in sorted(out)]
+
+
+def _is_api(module: "Module", fn: "Function") -> bool:
+    """A function others call by its name: declared at the top level, in a namespace or a declared object,
+    or a class method; not a branch of a dispatch object handed to a call (`onDialect({ pg: () => .. })`)
+    nor a local helper, whose names (`pg`, `orElse`) mean nothing outside."""
+    return fn.kind == "method" or fn.name in module.declarations or declared_name(module, fn) in module.declarations
 
 
 # A raw SQL write, spelt the way git greps it (a statement's first line may hold only the tag).

@@ -74,9 +74,10 @@ def _values(option_value: Any) -> tuple[str, ...]:
 
 
 def words(option_value: Any) -> tuple[str, ...]:
-    """What to look for in code to judge a vocabulary value: each name whole (`Step.Ended`) and its
-    first segment (`Step`, which an aliased import still writes)."""
-    return tuple(dict.fromkeys(w for v in _values(option_value) for w in (v, v.split(".")[0])))
+    """What to look for in code to judge a vocabulary value: each name whole (`Step.Ended`), its first
+    segment (`Step`, which an aliased import still writes) and its last (`Ended`, which a declaration
+    inside a namespace writes alone)."""
+    return tuple(dict.fromkeys(w for v in _values(option_value) for w in (v, v.split(".")[0], v.split(".")[-1])))
 
 
 def names_exactly(option_value: Any, present: set[str] | frozenset[str]) -> bool:
@@ -90,16 +91,18 @@ def names_loosely(option_value: Any, present: set[str] | frozenset[str]) -> bool
     return any(v.split(".")[0] in present for v in _values(option_value))
 
 
-def declared_names(values: Iterable[str], base: TreeView, programs: dict, model: Mapping[str, Any]) -> frozenset[str]:
+def declared_names(values: Iterable[str], present: set[str] | frozenset[str], base: TreeView, programs: dict,
+                   model: Mapping[str, Any]) -> frozenset[str]:
     """Which qualified names (not written whole) the base tree declares: a member of a namespace or object
     (`namespace Lease { export const drop }` declares `Lease.drop`), or of the module a file imports under
-    the name's first segment. Only files writing both its first and last segments are read."""
+    the name's first segment. Asked only of names whose first and last segments both occur (`present`),
+    and only files writing both are read."""
     from reviewer.engine.context import _program_of, word_pattern
 
     found: set[str] = set()
     for value in sorted(set(values)):
         parts = value.split(".")
-        if len(parts) < 2:
+        if len(parts) < 2 or value in present or parts[0] not in present or parts[-1] not in present:
             continue
         if "base" not in programs:
             programs["base"] = _program_of(base, {}, model)
@@ -155,8 +158,7 @@ def resolve(
     # whose first segment alone occurs (an alias, or a type of the same name) is kept beside what
     # inference finds, and stands alone when inference finds nothing.
     vocabulary_values = {v for f in families for o in f.options if o.vocabulary for v in _values(effective[f.id].get(o.name))}
-    declared = declared_names((v for v in vocabulary_values if v not in present), base, programs, config.model) \
-        if infer else frozenset()
+    declared = declared_names(vocabulary_values, present, base, programs, config.model) if infer else frozenset()
     known = present | declared
     absent_of = {f.id: [n for n in unset[f.id] if infer and not names_exactly(effective[f.id].get(n), known)]
                  for f in families}
@@ -211,7 +213,7 @@ def propose(families: Iterable[Family], config: Config, base: TreeView) -> list[
     base.prescan(wanted, [(rx, lits) for f in families for _, rx, lits in f.infer_hints])
     present = base.words_present(wanted) if wanted else set()
     defaults = {v for f in families for o in f.options if o.vocabulary for v in _values(o.default)}
-    present = set(present) | declared_names((v for v in defaults if v not in present), base, programs, config.model)
+    present = set(present) | declared_names(defaults, present, base, programs, config.model)
     out = []
     memo: dict[str, Any] = {}
     for family in families:

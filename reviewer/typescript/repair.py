@@ -17,7 +17,10 @@ nearly every page, and its error often swallows the whole file:
   TypeScript 4.7): the modifier is blanked;
 - an indexed access on an import type (`import("pkg").Plugin["effect"]`): the
   `import("pkg")` is written as a name of the same length (`____________`), so
-  the type reads as `Ns.Plugin["effect"]`; only where it stands in a type.
+  the type reads as `Ns.Plugin["effect"]`; only where it stands in a type;
+- type arguments on a tagged template (sql<Row[]> before a template literal, TypeScript 2.9): the
+  grammar reads an instantiation missing a `!`; the type arguments are blanked, so the template is
+  the tag's argument (sql, blanks, the template), and the repair holds only where it made one.
 
 Every byte, line and column stays where it was, so positions in findings are
 the source's own. A repair is kept only when it leaves less of the file in
@@ -40,6 +43,8 @@ _ENDS_A_TYPE = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0
 _VARIANCE = re.compile(rb"(?:^|<|,)\s*((?:in\s+out|in|out)\s+)(?=[A-Za-z_$])")
 # `import("pkg").A.B[`: an import type with an indexed access after its member path.
 _IMPORT_TYPE = re.compile(rb"""import\(\s*(?:"[^"\n]*"|'[^'\n]*')\s*\)(?=(?:\.[A-Za-z_$][\w$]*)+\[)""")
+# tag<T> then a backtick: type arguments (on one line) right before a template's backtick.
+_TAG_TYPE_ARGUMENTS = re.compile(rb"(?<=[A-Za-z0-9_$])(<[^`\n]*>)(?=`)")
 _TYPE_NODES = frozenset(("lookup_type", "nested_type_identifier", "generic_type", "type_arguments", "type_annotation",
                          "type_alias_declaration", "union_type", "intersection_type", "array_type", "tuple_type"))
 _MAX_ROUNDS = 12
@@ -57,6 +62,7 @@ class _Spot:
     row: int
     column: int
     replacement: bytes
+    kind: str = ""  # "tag": blanked type arguments of a tagged template (see `_holds`)
 
 
 def _score(tree: ts.Tree) -> tuple[tuple[int, int, int], set[int]]:
@@ -110,6 +116,8 @@ def _spots(source: bytes, rows: set[int]) -> list[_Spot]:
         line = _line(source, starts, row)
         for match in _VARIANCE.finditer(line):
             found.append(_Spot(starts[row] + match.start(1), row, match.start(1), b" " * (match.end(1) - match.start(1))))
+        for match in _TAG_TYPE_ARGUMENTS.finditer(line):
+            found.append(_Spot(starts[row] + match.start(1), row, match.start(1), b" " * (match.end(1) - match.start(1)), "tag"))
         for match in _IMPORT_TYPE.finditer(line):
             found.append(_Spot(starts[row] + match.start(), row, match.start(), b"_" * (match.end() - match.start())))
         body = line.lstrip(b" \t")
@@ -151,6 +159,13 @@ def _holds(tree: ts.Tree, spot: _Spot) -> bool:
             return False
         parent = node.parent.type
         return not (parent in _STATEMENT_LISTS or parent.endswith(("statement", "declaration")))
+    if spot.kind == "tag":
+        # The backtick after the blank must open the argument of a tagged template.
+        after = spot.offset + len(spot.replacement)
+        node = tree.root_node.descendant_for_byte_range(after, after + 1)
+        while node is not None and node.type != "template_string":
+            node = node.parent
+        return node is not None and node.start_byte == after and node.parent is not None and node.parent.type == "call_expression"
     if spot.replacement.startswith(b"_"):
         # The name written for an import type must stand in a type, never in a value (`import("m").then`).
         node = tree.root_node.descendant_for_byte_range(spot.offset, spot.offset + 1)

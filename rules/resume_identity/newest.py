@@ -18,11 +18,11 @@ from typing import Iterator
 from reviewer.report.model import Finding
 
 from reviewer.typescript import (
-    Call, Expr, Query, arguments_of, builder_query, consumer, exits, later_uses, names_in, statement_of,
+    Call, Expr, Query, arguments_of, builder_query, consumer, exits, later_uses, names_in, sql_statement, statement_of,
 )
 
 from reviewer.rules import _effect as fx
-from reviewer.rules.resume_identity.words import Scan, field_matches, says_resume, stems
+from reviewer.rules.resume_identity.words import Scan, field_matches, recency, says_resume, stems
 
 _SORTS = ("sort", "toSorted")
 _FIRST_LINKS = ("at", "find", "findLast", "shift")
@@ -35,6 +35,31 @@ def check_newest(scan: Scan) -> Iterator[Finding]:
             yield from _query(scan, call, resume)
         elif call.method in _SORTS:
             yield from _sorted(scan, call, resume)
+        else:
+            yield from _raw(scan, call, resume)
+
+
+# ------------------------------------------------------------------ raw SQL
+
+
+def _raw(scan: Scan, call: Call, resume: tuple[str, ...]) -> Iterator[Finding]:
+    """`sql\`SELECT .. ORDER BY recorded_at DESC LIMIT 1\``: the newest row, read as the query says."""
+    statement = sql_statement(call)
+    if statement is None or statement.operation != "select" or not statement.order or statement.limit != 1:
+        return
+    first = statement.order[0]
+    if not first.descending or first.column is None or recency(scan, first.column) is None:
+        return
+    if not scan.judged(call):
+        return
+    scan.count("newest picks")
+    why = _resumed(scan, call, resume)
+    if why is None:
+        return
+    pattern = scan.opts.identity_pattern
+    if any(pattern.search(column) for column in statement.pins):
+        return
+    yield from _report(scan, call, f"The SQL query ordered by `{first.text}` keeps only its first row (`LIMIT 1`)", why)
 
 
 # ------------------------------------------------------------------ drizzle
@@ -46,7 +71,7 @@ def _query(scan: Scan, order: Call, resume: tuple[str, ...]) -> Iterator[Finding
     first = query.order[0] if query is not None and query.order else None
     if first is None or not first.descending or first.column is None:
         return
-    column = field_matches(first.column, scan.opts.recency_fields)
+    column = recency(scan, first.column)
     if column is None:
         return
     args = arguments_of(scan.program, order)
@@ -139,7 +164,7 @@ def _descending_by(scan: Scan, comparator) -> str | None:
         if head is None or head.group(1) != second:
             continue
         path = head.group(2).removesuffix(".localeCompare")
-        found = field_matches(f"{second}.{path}", scan.opts.recency_fields)
+        found = recency(scan, f"{second}.{path}")
         if found is not None and first in names_in(value):
             return found
     return None

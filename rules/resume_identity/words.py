@@ -75,6 +75,19 @@ def is_empty(expr: Expr | None) -> bool:
     return False
 
 
+_TIME_LIKE = re.compile(r"(^|[._])(time|ts)([_A-Z.]|$)|(_at|At|_on|On)$|(?i:expir|until|deadline)")
+
+
+def recency(scan: "Scan", column: str | None) -> str | None:
+    """The column (or property path) a newest-first order ranks rows by age with: a configured recency
+    field, or any time-like column (`recorded_at`, `lockedAt`, `time_created`, `expires_at`)."""
+    found = field_matches(column, scan.opts.recency_fields)
+    if found is not None or not column:
+        return found
+    last = column.rsplit(".", 1)[-1]
+    return last if _TIME_LIKE.search(last) else None
+
+
 def field_matches(path: str | None, fields: Iterable[str]) -> str | None:
     """The configured field a member path ends with (`b.time.updated` ends with `time.updated`)."""
     if not path:

@@ -44,7 +44,7 @@ def _relevant(scan: Scan, module: Module) -> bool:
     terminals = opts.success_events + opts.failure_events
     settles = {fx.last(s) for s in opts.settle_tools}
     for call in module.calls():
-        if any(fx.matches(event, terminals) for event in fx.events_in(call)):
+        if fx.terminal_event(call, terminals):
             return True
         if call.method in settles:
             return True

@@ -31,10 +31,10 @@ def _events(scan: Scan) -> list[tuple[Call, str]]:
     not once per kind of terminal)."""
     if scan.events is None:
         scan.events = []
+        terminals = scan.opts.success_events + scan.opts.failure_events
         for call in fx.iter_calls(scan.program, scan.scope):
-            # The event is the first argument of `events.publish(Ev, data)`, or any dotted argument of a
-            # helper that records it (`recordOutcome(sql, id, owner, RunEvent.Failed)`).
-            for event in fx.events_in(call):
+            event = fx.terminal_event(call, terminals)
+            if event:
                 scan.events.append((call, event))
     return scan.events
 
@@ -277,8 +277,7 @@ def _calls_helper(program: Program, call: Call, helper: Function) -> bool:
 
 def _named_event(scan: Scan, call: Call) -> str | None:
     """The terminal event the call names itself (`publish(Step.Failed, ..)`, `record(sql, id, RunEvent.Failed)`)."""
-    terminals = scan.opts.success_events + scan.opts.failure_events
-    return next((e for e in fx.events_in(call) if fx.matches(e, terminals)), None)
+    return fx.terminal_event(call, scan.opts.success_events + scan.opts.failure_events)
 
 
 def _short(events: Sequence[str]) -> str:
