@@ -181,3 +181,15 @@ def test_every_package_ships_in_the_wheel() -> None:
     listed = set(tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"])
     packages = {name for name, path in MODULES.items() if path.name == "__init__.py"}
     assert packages <= listed, sorted(packages - listed)
+
+
+def test_every_source_compiles_without_warnings() -> None:
+    """An invalid escape in a docstring (`\\``) is a DeprecationWarning today and a SyntaxError tomorrow."""
+    import warnings
+
+    sources = sorted([*(ROOT / "reviewer").rglob("*.py"), *(ROOT / "rules").rglob("*.py"), *(ROOT / "bench").glob("*.py")])
+    assert sources
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for path in sources:
+            compile(path.read_text(encoding="utf-8"), str(path), "exec")

@@ -43,7 +43,7 @@ def check_newest(scan: Scan) -> Iterator[Finding]:
 
 
 def _raw(scan: Scan, call: Call, resume: tuple[str, ...]) -> Iterator[Finding]:
-    """`sql\`SELECT .. ORDER BY recorded_at DESC LIMIT 1\``: the newest row, read as the query says."""
+    """A raw SQL `SELECT .. ORDER BY recorded_at DESC LIMIT 1`: the newest row, read as the query says."""
     statement = sql_statement(call)
     if statement is None or statement.operation != "select" or not statement.order or statement.limit != 1:
         return
