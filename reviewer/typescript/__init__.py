@@ -3,7 +3,7 @@
 Rules import only from here; tree-sitter nodes never leave the package.
 """
 
-from reviewer.typescript.promises import Catch, awaited, catching
+from reviewer.typescript.promises import Catch, awaited, catching, finally_blocks
 from reviewer.typescript.promises import fails as function_fails
 from reviewer.typescript.channel import REFAIL, Treatment, collect_mode, succeeds, treatment
 from reviewer.typescript.conditions import Atom, evaluate
@@ -47,6 +47,7 @@ __all__ = [
     "Catch",
     "awaited",
     "catching",
+    "finally_blocks",
     "function_fails",
     "Call",
     "Callback",

@@ -21,7 +21,8 @@ from reviewer.typescript.parse import node_lines
 if TYPE_CHECKING:
     import tree_sitter as ts
 
-    from reviewer.typescript.expressions import Call, Function
+    from reviewer.typescript.expressions import Call, Expr, Function
+    from reviewer.typescript.module import Module
 
 # Calls that hand a failure on to whoever waits for the promise.
 _REJECTS = frozenset({"reject", "Promise.reject"})
@@ -38,12 +39,14 @@ class Catch:
     passes_on: bool  # the clause throws or rejects somewhere (not in a nested function)
 
 
-def catching(call: "Call") -> Catch | None:
-    """The catch clause of the innermost `try` whose block holds `call` in the same function, if any."""
+def catching(call: "Call", within_finally: bool = False) -> Catch | None:
+    """The catch clause of the innermost `try` whose block holds `call` in the same function, if any;
+    with `within_finally`, only one inside the `finally` block holding the call (a failure caught
+    outside it has already skipped the rest of that block)."""
     index = call._module.index
     child = call._node
     for parent in index.ancestors(call._node):
-        if sx.is_function(parent):
+        if sx.is_function(parent) or (within_finally and parent.type == "finally_clause"):
             return None
         if parent.type == "try_statement" and sx.field(parent, "body") == child:
             handler = sx.field(parent, "handler")
@@ -113,3 +116,20 @@ def awaited(call: "Call") -> bool:
             continue
         return False
     return False
+
+
+def finally_blocks(module: "Module") -> tuple["Expr", ...]:
+    """The `finally { .. }` blocks of a file, in document order: the statement form of a finalizer
+    (`Effect.ensuring`), code that runs however the `try` ends."""
+    from reviewer.typescript.expressions import Expr
+
+    out: list[Expr] = []
+    stack = [module.root]
+    while stack:
+        node = stack.pop()
+        if node.type == "finally_clause":
+            body = sx.field(node, "body")
+            if body is not None:
+                out.append(Expr(module, body))
+        stack.extend(reversed(sx.named(node)))
+    return tuple(out)

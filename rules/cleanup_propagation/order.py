@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Iterator
 
 from reviewer.report.model import Finding
 from reviewer.engine.api import Options
-from reviewer.typescript import Call, Program, jumps_past, uses_of
+from reviewer.typescript import Call, Program, catching, jumps_past, uses_of
 
 from reviewer.rules import _effect as fx
 from reviewer.rules.cleanup_propagation.regions import Cleanup, Targets
@@ -66,6 +66,16 @@ class Steps:
         head = call.chain[0] if call.chain else call
         if self.infallible(head.callee) or self.recover(head.callee):
             return False  # `Effect.exit(step)` and `Effect.ignore(step)` capture the failure themselves
+        # A promise's failure captured as a value: `.catch(h)` or `.then(ok, h)` whose handler does not
+        # fail again, or an awaited step in a `try` whose `catch` lets nothing on.
+        for link in (call.chain or (call,))[1:]:
+            handler = link.args[-1] if link.method == "catch" and link.args else (
+                link.args[1] if link.method == "then" and len(link.args) >= 2 else None)
+            if handler is not None and not fx.handler_fails(self.program, handler, self.opts.fail):
+                return False
+        caught = catching(head, within_finally=True)
+        if caught is not None and not caught.passes_on:
+            return False
         for stage in fx.stages_of(head, hops=0):
             if self.recover(stage.name):
                 return False

@@ -1,8 +1,9 @@
 """Where cleanup code is, and which of its calls finalize the run.
 
 A *cleanup* is an argument the role table runs as a finalizer (`Effect.onExit(h)`,
-`Effect.ensuring(e)`, the release of `Effect.acquireRelease`, `Effect.addFinalizer(h)`), or an
-object-literal property the coordinator runs after every exit (`settled: (key, exit) => ..`).
+`Effect.ensuring(e)`, the release of `Effect.acquireRelease`, `Effect.addFinalizer(h)`), an
+object-literal property the coordinator runs after every exit (`settled: (key, exit) => ..`), or a
+`finally` block.
 Its *code* is the argument itself when written inline, else what the name or helper call stands for.
 A cleanup matters to this family when it finalizes: one of its calls (or a helper it calls) clears
 the claim, records the terminal phase or starts the successor (`targets`).
@@ -14,7 +15,7 @@ from dataclasses import dataclass
 from typing import Iterable
 
 from reviewer.engine.api import Options
-from reviewer.typescript import Call, Expr, Program, Role, returned_functions
+from reviewer.typescript import Call, Expr, Program, Role, finally_blocks, returned_functions
 
 from reviewer.rules import _effect as fx
 
@@ -90,6 +91,9 @@ def cleanups(program: Program, paths: Iterable[str], hooks: Iterable[str]) -> li
     for hook in hooks:
         for cb in program.callbacks(hook, list(paths)):
             out.append(Cleanup(None, hook, cb.value, code_of(program, cb.value)))
+    for module in fx.modules(program, paths):
+        for block in finally_blocks(module):  # plain code's finalizer: `try { .. } finally { .. }`
+            out.append(Cleanup(None, "finally", block, (block,)))
     return out
 
 

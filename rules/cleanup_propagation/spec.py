@@ -164,8 +164,9 @@ CHECKS: tuple[CheckSpec, ...] = (
         title="Cleanup can fail before it finalizes state or starts the successor",
         summary=(
             "Inside a finalizer (`onExit`, `ensuring`, an `acquireRelease` release, `addFinalizer`, the "
-            "coordinator's `settled`), a step that can fail runs before the claim/phase finalization or the "
-            "successor start on the same path."
+            "coordinator's `settled`, a `finally` block), a step that can fail runs before the claim/phase "
+            "finalization or the successor start on the same path (a promise step whose failure is captured, "
+            "`.catch(h)`, `.then(ok, h)` or a `try` inside the block, cannot fail)."
         ),
         why=(
             "A finalizer stops at its first failure. When a read, a write or a publish fails before the step that "
