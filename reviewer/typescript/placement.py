@@ -102,7 +102,7 @@ def binding(node: ts.Node, parent_of: Parent, callee_at: CalleeAt) -> tuple[str,
     """What becomes of the value of the call at `node`, after the rest of its chain and pipes.
 
     ("bound", name) for `const name = yield* this...` or `name = ...`;
-    ("discarded", None) for an expression statement; ("returned", None) for
+    ("discarded", None) for an expression statement (`void f()` too); ("returned", None) for
     `return ...` or an arrow's expression body; ("other", None) otherwise
     (an argument, a property value, a condition: someone else owns it).
     """
@@ -130,6 +130,10 @@ def binding(node: ts.Node, parent_of: Parent, callee_at: CalleeAt) -> tuple[str,
     if parent.type == "assignment_expression" and sx.field(parent, "right") == node:
         left = sx.field(parent, "left")
         return ("bound", sx.normalized(left)) if left is not None else ("other", None)
+    if parent.type == "unary_expression" and sx.text(parent).startswith("void") and sx.field(parent, "argument") == node:
+        grand = parent_of(parent)  # `void heartbeat(..)`: dropped on purpose, dropped all the same
+        if grand is not None and grand.type == "expression_statement":
+            return ("discarded", None)
     if parent.type == "expression_statement":
         return ("discarded", None)
     if parent.type == "return_statement":

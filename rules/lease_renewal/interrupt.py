@@ -175,10 +175,8 @@ def _invokers(scan: Scan, prop: str, skip: Sequence[Callback] = ()) -> list[Loca
 def _around_hooks(scan: Scan, hooks: Sequence[Callback]) -> list[str]:
     """The changed files, the hooks' files, and the files they import: where a hook is invoked."""
     own = {cb.path for cb in hooks}
-    if scan.changed_imports is None:
-        scan.changed_imports = frozenset(fx.imported_paths(scan.program, scan.changed))
     # The imports of a union are the union of the imports: the changed files' part is read once per run.
-    return sorted(set(scan.changed) | own | scan.changed_imports | set(fx.imported_paths(scan.program, own)))
+    return sorted(set(scan.changed) | own | scan.imports_of_changed() | set(fx.imported_paths(scan.program, own)))
 
 
 def _invoker_callers(scan: Scan, prop: str, skip: Sequence[Callback]) -> list[Location]:

@@ -15,7 +15,7 @@ from reviewer.report.model import Finding, Location
 from reviewer.typescript import Call, Expr, Program, names_in
 
 from reviewer.rules import _effect as fx
-from reviewer.rules.lease_renewal.plain import check_plain_joined, plain_loops
+from reviewer.rules.lease_renewal.plain import check_plain_joined, helper_calls, plain_loops
 from reviewer.rules.lease_renewal.scan import Loop, Scan
 
 
@@ -60,13 +60,10 @@ def _started_heartbeats(scan: Scan, paths: Iterable[str], loops: list[Loop]) -> 
         # that runs a whole job, its heartbeat inside it, is the job, and forking it forks no heartbeat.
         fn = loop.fn
         if fn is not None and fn.name and loop.fork is None and loop.outer.binding[0] == "returned":
-            helpers.setdefault((fn.path, fn.line), loop)
-    names = {fx.outer_named(loop.fn).name for loop in helpers.values()}  # type: ignore[union-attr]
+            helpers.setdefault((fn.path, fn.line), (fn.name, loop))
     out: list[Loop] = []
-    for call in fx.in_key_order(c for c in fx.iter_calls(scan.program, paths) if fx.last(c.callee) in names):
-        target = scan.program.definition(call.path, call.callee_text) if call.callee_text else None
-        inner = helpers.get((target.path, target.line)) if target is not None else None
-        if inner is None or inner.renew.path == call.path and fx.within(inner.renew, call.span):
+    for call, inner in helper_calls(scan, paths, helpers):
+        if inner.renew.path == call.path and fx.within(inner.renew, call.span):
             continue
         stages = fx.stages_of(call)
         fork_at = next((i for i, s in enumerate(stages) if fx.matches(s.name, scan.opts.fork)), None)
@@ -142,9 +139,7 @@ def check_loops(scan: Scan) -> Iterator[Finding]:
 
 def _heartbeat_files(scan: Scan) -> set[str]:
     """Files the changed files import that renew the lease (where a heartbeat they start may live)."""
-    if scan.changed_imports is None:
-        scan.changed_imports = frozenset(fx.imported_paths(scan.program, scan.changed))
-    return {p for p in scan.changed_imports if any(scan.is_renew(c) for c in fx.iter_calls(scan.program, [p]))}
+    return {p for p in scan.imports_of_changed() if any(scan.is_renew(c) for c in fx.iter_calls(scan.program, [p]))}
 
 
 def _function_touched(touched: "ChangedFile | None", loop: Loop) -> bool:

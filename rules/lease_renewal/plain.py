@@ -28,7 +28,6 @@ from reviewer.typescript import (
     later_uses,
     repeating_spans,
     sql_statement,
-    statement_of,
 )
 
 from reviewer.rules import _effect as fx
@@ -173,32 +172,28 @@ def _no_match_branch(fn: Function) -> int:
 # ------------------------------------------------------------------ a heartbeat promise nobody waits for
 
 
-def _voided(call: Call) -> bool:
-    statement = statement_of(call)
-    return statement is not None and statement.written.lstrip().startswith("void ") and statement.written.rstrip(
-        "; \n").endswith(call.written)
+def helper_calls(scan: Scan, paths: Iterable[str], helpers: dict[tuple[str, int], tuple[str, Loop]]) -> Iterator[tuple[Call, Loop]]:
+    """Calls in `paths` of a heartbeat helper (keyed by the helper function's path and line, with its
+    name), as the model resolves their callee: a same-named function elsewhere is not the helper."""
+    names = {name for name, _ in helpers.values()}
+    for call in fx.in_key_order(c for c in fx.iter_calls(scan.program, paths) if fx.last(c.callee) in names):
+        target = scan.program.definition(call.path, call.callee_text) if call.callee_text else None
+        found = helpers.get((target.path, target.line)) if target is not None else None
+        if found is not None:
+            yield call, found[1]
 
 
 def check_plain_joined(scan: Scan, loops: list[Loop]) -> Iterator[Finding]:
     """Calls of a heartbeat function (one holding a plain loop) whose promise is dropped or never read."""
-    beats: dict[tuple[str, int], Loop] = {}
+    beats: dict[tuple[str, int], tuple[str, Loop]] = {}
     for loop in loops:
         fn = fx.outer_named(loop.fn)
-        if loop.plain and fn is not None:
-            beats.setdefault((fn.path, fn.line), loop)
-    if not beats:
-        return
-    names = {fx.outer_named(loop.fn).name for loop in beats.values()}  # type: ignore[union-attr]
-    for call in fx.in_key_order(fx.iter_calls(scan.program, scan.changed)):
-        if fx.last(call.callee) not in names or awaited(call):
-            continue
-        target = scan.program.definition(call.path, call.callee_text) if call.callee_text else None
-        loop = beats.get((target.path, target.line)) if target is not None else None
-        if loop is None:
+        if loop.plain and fn is not None and fn.name:
+            beats.setdefault((fn.path, fn.line), (fn.name, loop))
+    for call, loop in helper_calls(scan, scan.changed, beats):
+        if awaited(call):
             continue
         usage, name = call.binding
-        if usage == "other" and _voided(call):
-            usage = "discarded"  # `void heartbeat(..)`: dropped on purpose, still dropped
         if usage not in ("bound", "discarded") or (usage == "bound" and (name is None or later_uses(call))):
             continue  # returned, handed on, or read again (raced, awaited, stored): someone waits for it
         fn = fx.outer_named(call.enclosing)

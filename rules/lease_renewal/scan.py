@@ -103,6 +103,12 @@ class Scan:
             )
         return self.holders[key]
 
+    def imports_of_changed(self) -> frozenset[str]:
+        """Repository files the changed files import (asked by several checks, read once per run)."""
+        if self.changed_imports is None:
+            self.changed_imports = frozenset(fx.imported_paths(self.program, self.changed))
+        return self.changed_imports
+
     def is_renew(self, call: Call) -> bool:
         return self.renew_names(call.callee)
 
