@@ -7,7 +7,7 @@ from reviewer.typescript.promises import Catch, awaited, catching, finally_block
 from reviewer.typescript.promises import fails as function_fails
 from reviewer.typescript.channel import REFAIL, Treatment, collect_mode, succeeds, treatment
 from reviewer.typescript.conditions import Atom, evaluate
-from reviewer.typescript.endings import Exit, block_exit, exits, jumps_past, statement_of
+from reviewer.typescript.endings import Exit, answers, block_exit, exits, jumps_past, statement_of
 from reviewer.typescript.expressions import Call, Expr, Function
 from reviewer.typescript.flags import Flag, flag_of, flags_set, switched_off
 from reviewer.typescript.flow import consumer, delegated, later_uses
@@ -65,6 +65,7 @@ __all__ = [
     "Role",
     "RoleTable",
     "Unresolved",
+    "answers",
     "block_exit",
     "consumer",
     "delegated",

@@ -8,6 +8,7 @@ guards (statements.py) on its way.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 import tree_sitter as ts
@@ -210,3 +211,20 @@ def _unwrapped(value: ts.Node) -> ts.Node:
         if argument is None:
             return inner  # a bare `yield`
         node = argument
+
+
+def answers(function: Function) -> bool:
+    """Does calling `function` answer a question? Its declared return type is not `void` (nor a
+    promise or effect of `void`), or, undeclared, a `return` gives a value that is not itself an effect
+    or a promise the caller runs (`return rows.length === 1`, `Effect.map((rows) => ..)` on one)."""
+    declared = sx.field(function._node, "return_type")
+    if declared is not None:
+        text = sx.text(declared)
+        return not re.search(r"(^|[<:,]\s*)(void|never)\s*(,[^>]*)?>*\s*$", text)
+    for end in exits(function):
+        value = end.value
+        if end.kind not in ("return", "expression") or value is None:
+            continue
+        if value.call is None or "Effect.map(" in value.text or ".then(" in value.text:
+            return True
+    return False

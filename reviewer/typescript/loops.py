@@ -60,6 +60,7 @@ class CollectionLoop:
     body: tuple[str, int, int]  # (path, start byte, end byte) of the body: what runs per element
     line: int
     end_line: int
+    pattern: str = ""  # the loop variable as written (`row`, `{ run_id }`)
 
 
 def collection_loops(fn: "Function") -> tuple[CollectionLoop, ...]:
@@ -76,6 +77,7 @@ def collection_loops(fn: "Function") -> tuple[CollectionLoop, ...]:
                     sx.text(right) if right is not None and right.type == "identifier" else None,
                     sx.text(left) if left is not None and left.type == "identifier" else None,
                     (fn.path, body.start_byte, body.end_byte), line, end,
+                    sx.text(left) if left is not None else "",
                 ))
         stack.extend(reversed(node.named_children))
     return tuple(sorted(out, key=lambda loop: loop.body))

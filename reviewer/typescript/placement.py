@@ -98,6 +98,9 @@ def collection_name(node: ts.Node, parent_of: Parent) -> str | None:
     return sx.text(name) if name is not None and name.type == "identifier" else None
 
 
+_MAX_BRANCHES = 4
+
+
 def binding(node: ts.Node, parent_of: Parent, callee_at: CalleeAt) -> tuple[str, str | None]:
     """What becomes of the value of the call at `node`, after the rest of its chain and pipes.
 
@@ -106,6 +109,7 @@ def binding(node: ts.Node, parent_of: Parent, callee_at: CalleeAt) -> tuple[str,
     `return ...` or an arrow's expression body; ("other", None) otherwise
     (an argument, a property value, a condition: someone else owns it).
     """
+    branches = _MAX_BRANCHES
     while True:
         outer = cx.outer_chain_call(node, parent_of)
         if outer is not None:
@@ -115,6 +119,11 @@ def binding(node: ts.Node, parent_of: Parent, callee_at: CalleeAt) -> tuple[str,
         if parent is not None and parent.type in VALUE_WRAPPERS:
             node = parent
             continue
+        if parent is not None and parent.type == "ternary_expression" and sx.field(parent, "condition") != node:
+            branches -= 1  # a ternary nested deeper than this is "other": the walk stays linear
+            if branches >= 0:
+                node = parent  # `const mine = c ? yield* a() : yield* b()`: either branch's value is `mine`
+                continue
         grand = _call_of_arguments(parent, parent_of)
         # `pipe(this, a, b)`: the value continues as the pipe's result
         if grand is not None and callee_at(grand) in cx.PIPE_FUNCTIONS and sx.named(parent)[0] == node:

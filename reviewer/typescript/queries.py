@@ -31,6 +31,7 @@ from reviewer.typescript.sql import order_fragment, statement
 
 SELECTS = ("select", "selectDistinct", "selectDistinctOn")
 WRITES = ("update", "delete")
+_ORDERED = frozenset({"lt", "lte", "gt", "gte", "between", "notBetween"})
 _MAX_DEPTH = 8  # `and(and(and(..)))` and `const` hops deeper than this are unread
 # drizzle's condition operators: a call of any other name may be a where-helper to follow.
 _OPERATORS = frozenset({
@@ -74,6 +75,8 @@ class Query:
     limit_value: float | None  # the limit when it is a number or folds to one
     single_row: bool  # `.get()`, `findFirst`, `LIMIT 1`
     reason: str = ""  # why an unreadable statement is unreadable
+    ranges: tuple[str, ...] = ()  # columns its condition compares by order (`lt(T.until, now)`, `c >= $1`)
+    below: tuple[str, ...] = ()  # of those, the ones on the smaller side: rows whose time has passed
 
     def has(self, op: str, columns: Sequence[str]) -> bool:
         """A top-level conjunct applies `op` to one of `columns`."""
@@ -160,8 +163,10 @@ def _builder_query(program: Resolver, chain: Sequence[Call]) -> Query | None:
     limit = limit_call.args[0] if limit_call is not None and limit_call.args else None
     value = _number(program, limit)
     single = link(chain, "get") is not None or value == 1
+    ranges = tuple(sorted({t.column for t in terms if t.column and t.op in _ORDERED}))
+    below = tuple(sorted({t.column for t in terms if t.column and t.op in ("lt", "lte")}))
     return Query("builder", operation, table, chain[0], where, terms, unread, keys,
-                 limit_call is not None, limit, value, single)
+                 limit_call is not None, limit, value, single, ranges=ranges, below=below)
 
 
 def _order_keys(program: Resolver, key: Expr) -> tuple[OrderKey, ...]:
@@ -325,4 +330,4 @@ def sql_query(program: Resolver, call: Call, single_row_runners: Sequence[str] =
     keys = tuple(OrderKey(o.column, o.descending) for o in found.order)
     value = found.limit if found.limit is not None else _number(program, found.limit_expr)
     return Query("sql", found.operation, found.table, call, None, terms, (), keys, found.has_limit,
-                 found.limit_expr, value, single, found.reason)
+                 found.limit_expr, value, single, found.reason, ranges=found.ranges, below=found.below)

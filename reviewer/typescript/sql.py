@@ -58,6 +58,9 @@ class Statement:
     writes: tuple[str, ...] = ()
     ranges: tuple[str, ...] = ()
     clears: bool = False  # every column it assigns is set to NULL (`SET owner = NULL, until = NULL`)
+    # Columns compared as the smaller side (`valid_until < now()`, `$1 >= expires_at`): rows whose time has
+    # passed, what a recovery pass reads and a takeover writes.
+    below: tuple[str, ...] = ()
 
 
 # Words a statement starts with: a tagged template or string argument starting with one is SQL,
@@ -172,14 +175,14 @@ def statement(call: Call) -> Statement | None:
     if isinstance(read, str):
         # Text under another tag that only starts like SQL (`html\`select a plan\``) is not SQL.
         return Statement("unreadable", None, (), False, None, None, (), tuple(substitutions), read) if named else None
-    operation, table, pins, has_limit, limit, limit_sub, order, writes, ranges, clears = read
+    operation, table, pins, has_limit, limit, limit_sub, order, writes, ranges, clears, below = read
     if not named and table is None:
         return None
     if table is not None and table.startswith(_PLACEHOLDER):
         table = _substituted(substitutions, table)
     limit_expr = substitutions[limit_sub] if limit_sub is not None and limit_sub < len(substitutions) else None
     return Statement(operation, table, pins, has_limit, limit, limit_expr, order, tuple(substitutions),
-                     writes=writes, ranges=ranges, clears=clears)
+                     writes=writes, ranges=ranges, clears=clears, below=below)
 
 
 def _spliced(value: Expr) -> str | None:
@@ -205,8 +208,8 @@ def _substituted(substitutions: list[Expr], placeholder: str) -> str | None:
 
 @lru_cache(maxsize=2048)
 def _read(text: str) -> tuple | str:
-    """(operation, table, pins, has_limit, limit, limit substitution index, order, writes, ranges, clears),
-    or why it does not parse."""
+    """(operation, table, pins, has_limit, limit, limit substitution index, order, writes, ranges, clears,
+    below), or why it does not parse."""
     # Imported on first use: most reviews meet no raw SQL and should not pay for loading sqlglot.
     import sqlglot
     from sqlglot import exp
@@ -248,7 +251,7 @@ def _read(text: str) -> tuple | str:
         Order(o.this.name if isinstance(o.this, exp.Column) else None, bool(o.args.get("desc")), o.this.sql())
         for o in (tree.args.get("order").expressions if isinstance(tree.args.get("order"), exp.Order) else ())
     )
-    return operation, table, pins, has_limit, limit, limit_sub, order, _writes(tree), _ranges(tree), _clears(tree)
+    return operation, table, pins, has_limit, limit, limit_sub, order, _writes(tree), _ranges(tree), _clears(tree), _below(tree)
 
 
 def _clears(tree: "exp.Expression") -> bool:
@@ -283,6 +286,17 @@ def _ranges(tree: "exp.Expression") -> tuple[str, ...]:
         for side in (comparison.left, comparison.right):
             if isinstance(side, exp.Column) and not side.name.startswith(_PLACEHOLDER):
                 names.add(side.name)
+    return tuple(sorted(names))
+
+
+def _below(tree: "exp.Expression") -> tuple[str, ...]:
+    from sqlglot import exp
+
+    names: set[str] = set()
+    for comparison in tree.find_all(exp.LT, exp.GT, exp.LTE, exp.GTE):
+        side = comparison.left if isinstance(comparison, (exp.LT, exp.LTE)) else comparison.right
+        if isinstance(side, exp.Column) and not side.name.startswith(_PLACEHOLDER):
+            names.add(side.name)
     return tuple(sorted(names))
 
 

@@ -23,7 +23,8 @@ OPTIONS: tuple[Option, ...] = (
         r"(?i)^(resume|recover|redrive|restart|reconcile|replay|rehydrate|startup|wake|revive|resurrect|rescue|reclaim|requeue|reap|boot)",
         Kind.PATTERN,
         "Names of functions (or properties) that read recovery candidates and wake or resume them: "
-        "their per-candidate loops are what the wake checks judge.",
+        "their per-candidate loops are what the wake checks judge. A top-level function iterating rows "
+        "whose time has passed (`valid_until < now()`) is one whatever it is called.",
     ),
     Option(
         "candidate_reads",
@@ -37,7 +38,8 @@ OPTIONS: tuple[Option, ...] = (
         ["wake", "resume"],
         Kind.NAMES,
         "Calls that wake or resume a Session (matched on the import-resolved callee's last segments: "
-        "`execution.wake`, `SessionExecution.resume`).",
+        "`execution.wake`, `SessionExecution.resume`). Without a name, a call of the code base handed "
+        "the candidate that does more than database statements (`pool.launch(run)`) is a wake too.",
         vocabulary=True,
     ),
     Option(
@@ -45,8 +47,9 @@ OPTIONS: tuple[Option, ...] = (
         ["validateRecovery", "consumeSuspended", "takeWake", "takeover"],
         Kind.NAMES,
         "Calls that re-read or compare-and-set one candidate against the current durable state and "
-        "answer whether it is still valid (their result must gate the wake). A drizzle `update`/`delete` "
-        "with a `where`, or a single-row `select ... .get()`, counts too, directly or in a helper.",
+        "answer whether it is still valid (their result must gate the wake). A compare-and-set (an update "
+        "or delete whose condition says more than the row's id, an upsert taking an expired row) or a "
+        "re-read of the one row, in any query form, counts too, directly or in a helper doing only those.",
         vocabulary=True,
     ),
     Option(

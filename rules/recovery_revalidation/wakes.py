@@ -2,13 +2,17 @@
 re-validation of that candidate whose result gates it (`stale-wake`, `validation-ignored`,
 `validation-swallowed`).
 
-A *recovery entry* is a function or property named by `recovery_entries`. Its *candidates* are a
-`const` bound to a multi-row read (a drizzle `select ... .all()` chain, or a helper named by
-`candidate_reads`); its *per-candidate loop* is a call given that `const` and a callback
+A *recovery entry* is a function or property named by `recovery_entries`, or a top-level function
+that iterates rows whose time has passed, whatever it is called (candidates.py). Its *candidates*
+are a `const` bound to a multi-row read (any query of the model's query model, behind a thunk or a
+helper, or a helper named by `candidate_reads`); its *per-candidate loop* is a call given that
+`const` and a callback
 (`Effect.forEach(rows, (row) => ..)`, `rows.forEach(..)`), or a `for (const row of rows)` statement
 (its body is the path then). The callback or body is the path judged; a helper
 it calls by name (`recoverExecution(db, row)`) is judged too, one level deep, with what the callback
-did before calling it.
+did before calling it. A *wake* is a `wake_calls` name or a hand-off of the candidate to code that
+does more than database statements; a *re-validation* a `revalidators` name, a compare-and-set or
+a re-read of the one candidate, or a helper that does only those (candidates.py).
 """
 
 from __future__ import annotations
@@ -18,9 +22,10 @@ from typing import TYPE_CHECKING, Iterator, Sequence
 
 from reviewer.report.model import Finding
 from reviewer.engine.api import Options
-from reviewer.typescript import Call, Expr, Function, Program, collection_loops, guard_path, mentions_name
+from reviewer.typescript import Call, Expr, Function, Program, answers, collection_loops, guard_path, mentions_name
 
 from reviewer.rules import _effect as fx
+from reviewer.rules.recovery_revalidation import candidates as cd
 from reviewer.rules.recovery_revalidation import drizzle as dz
 
 if TYPE_CHECKING:
@@ -46,6 +51,7 @@ class Loop:
     body: Function  # the per-candidate callback, or the function holding the `for .. of`
     region: tuple[str, int, int] | None = None  # the `for .. of` body: only its calls run per candidate
     lines: tuple[int, int] = (0, 0)  # the `for .. of` statement
+    items: tuple[str, ...] = ()  # the names one candidate is bound to in the body
 
     def calls(self) -> tuple[Call, ...]:
         """The calls that run once per candidate."""
@@ -61,6 +67,7 @@ class Step:
     gate: Call | None  # the call in the callback that enters this helper (None for the callback itself)
     before: tuple[Call, ...]  # calls of the callback that ran before the helper was entered
     loop: "Loop | None" = None  # set on the loop's own step: its calls are the loop's, not all of `scope`'s
+    items: tuple[str, ...] = ()  # the names the candidate has in `scope` (a helper's parameters it fills)
 
     def calls(self) -> tuple[Call, ...]:
         return self.loop.calls() if self.loop is not None else self.scope.all_calls
@@ -75,8 +82,16 @@ def _entries(program: Program, paths: Sequence[str], opts: Options) -> Iterator[
         for function in module.functions():
             # Nested functions are reached from the outermost entry; an inner named one is its own entry
             # only when nothing around it is.
-            if _is_entry(function, opts) and not _inside_entry(function.parent, opts):
-                yield function
+            if _is_entry(function, opts):
+                if not _inside_entry(function.parent, opts):
+                    yield function
+            elif function.parent is None and _reads_left_behind(program, function, opts):
+                yield function  # recovery code by what it reads, whatever it is called
+
+
+def _reads_left_behind(program: Program, function: Function, opts: Options) -> bool:
+    """`function` iterates rows whose time has passed (candidates.is_recovery_read)."""
+    return any(cd.is_recovery_read(cd.candidate_query(program, loop.read)) for loop in loops(program, function, opts))
 
 
 def _inside_entry(function: Function | None, opts: Options) -> bool:
@@ -89,7 +104,7 @@ def _inside_entry(function: Function | None, opts: Options) -> bool:
 
 def _is_candidate_read(program: Program, call: Call, opts: Options) -> bool:
     chain = dz.whole(call)
-    if dz.is_multi_read(program, chain):
+    if dz.is_multi_read(program, chain) or cd.candidate_query(program, call) is not None:
         return True
     return any(opts.candidate_reads.search(fx.last(c.callee)) for c in chain if not c.method == "pipe")
 
@@ -111,13 +126,16 @@ def loops(program: Program, entry: Function, opts: Options) -> list[Loop]:
             for arg in driver.args:
                 body = arg.function or program.function_of(arg)
                 if body is not None and arg.identifier != name:
-                    out.append(Loop(entry, read, name, driver, body))
+                    items = cd.pattern_names(body.params[0]) if body.params else ()
+                    out.append(Loop(entry, read, name, driver, body, items=items))
         for walk in walks:
             if walk.iterated != name or walk.body[1] < after:
                 continue
             inside = [c for c in calls if fx.within(c, walk.body)]
             if inside and inside[0].enclosing is not None:
-                out.append(Loop(entry, read, name, None, inside[0].enclosing, walk.body, (walk.line, walk.end_line)))
+                items = cd.pattern_names(walk.pattern)
+                out.append(Loop(entry, read, name, None, inside[0].enclosing, walk.body, (walk.line, walk.end_line),
+                                items))
     return out
 
 
@@ -129,18 +147,38 @@ def _iterates(driver: Call, name: str) -> bool:
 
 
 def _steps(program: Program, loop: Loop, paths: frozenset[str], opts: Options) -> list[Step]:
-    steps = [Step(loop.body, None, (), loop)]
+    steps = [Step(loop.body, None, (), loop, loop.items)]
     body_calls = loop.calls()
     for call in body_calls:
         expr = call.callee_expr
-        if fx.matches(call.callee, opts.wake_calls):
-            continue  # the wake itself: what it does inside is the coordinator's business
+        if fx.matches(call.callee, opts.wake_calls) or revalidation(program, call, opts):
+            continue  # the wake itself (its inside is the coordinator's business), or a check
         helper = program.function_of(expr) if expr is not None else None
         if helper is None or helper.path not in paths or fx.within(helper.expr, loop.body.expr.span):
             continue
         before = tuple(c for c in body_calls if c.precedes(call, within=loop.body) or _in_tests(c, call, loop.body))
-        steps.append(Step(helper, call, before))
+        steps.append(Step(helper, call, before, items=_filled(helper, call, loop.items)))
     return steps
+
+
+def _filled(helper: Function, call: Call, items: tuple[str, ...]) -> tuple[str, ...]:
+    """The parameters of `helper` that `call` hands the candidate to."""
+    out: list[str] = []
+    for param, arg in zip(helper.params, call.args):
+        if any(name in cd.pattern_names(arg.text) for name in items):
+            out.extend(cd.pattern_names(param.split(":", 1)[0].split("=", 1)[0]))
+    return tuple(out)
+
+
+def _derived(step: Step) -> tuple[str, ...]:
+    """The candidate's names in a step, with the `const`s bound from calls given it (`const run = await
+    reload(sql, candidate.id)`): the copy a re-read answers is the candidate too."""
+    names = list(step.items)
+    for call in step.calls():
+        usage, bound = call.binding
+        if usage == "bound" and bound and any(cd.mentions(arg, tuple(names)) for arg in call.args):
+            names.extend(n for n in cd.pattern_names(bound) if n not in names)
+    return tuple(names)
 
 
 def _in_tests(candidate: Call, call: Call, within: Function) -> bool:
@@ -151,7 +189,7 @@ def _in_tests(candidate: Call, call: Call, within: Function) -> bool:
 # ------------------------------------------------------------------ re-validation
 
 
-def revalidation(program: Program, call: Call, opts: Options, depth: int = 1) -> str | None:
+def revalidation(program: Program, call: Call, opts: Options, depth: int = 2) -> str | None:
     """What kind of re-validation `call` is: "revalidator", "cas", "re-read", "helper", or None."""
     if not dz.is_head(call):
         return None
@@ -162,9 +200,17 @@ def revalidation(program: Program, call: Call, opts: Options, depth: int = 1) ->
         return "cas"
     if dz.is_reread(program, chain):
         return "re-read"
+    found = cd.query_of(program, call, depth=1)
+    if found is not None and cd.conditional(found, opts):
+        return "cas"
+    if found is not None and cd.re_read(found, opts):
+        return "re-read"
     if depth > 0 and call.callee_expr is not None:
         helper = program.function_of(call.callee_expr)
-        if helper is not None and any(revalidation(program, c, opts, depth - 1) for c in helper.all_calls):
+        # A helper that checks and does nothing else: one that also hands work on (delivers, then
+        # settles with a conditional write) is the wake, not its check.
+        if helper is not None and any(revalidation(program, c, opts, depth - 1) for c in helper.all_calls) \
+                and cd.only_statements(program, helper, opts, depth=2):
             return "helper"
     return None
 
@@ -187,6 +233,15 @@ def _gates(program: Program, check: Call, kind: str, target: Call, within: Funct
     if kind in ("revalidator", "helper") and usage == "discarded":
         return _fails_closed(program, check, opts)
     return False
+
+
+def _answer_dropped(program: Program, check: Call, kind: str, opts: Options) -> bool:
+    """A check that answers whether the candidate is still ours (`acquireLease(..)` -> false when
+    someone holds it) called for nothing: another check passing does not make this one's "no" a yes."""
+    if kind not in ("revalidator", "helper") or check.binding[0] != "discarded":
+        return False
+    helper = program.function_of(check.callee_expr) if check.callee_expr is not None else None
+    return helper is not None and answers(helper) and not _fails_closed(program, check, opts)
 
 
 def swallowed_by(program: Program, check: Call, opts: Options) -> Expr | None:
@@ -217,9 +272,15 @@ def check_wakes(ctx: "ReviewContext", program: Program, paths: Sequence[str], ta
         tally.entries += 1
         for loop in loops(program, entry, opts):
             tally.loops += 1
-            for step in _steps(program, loop, allowed, opts):
+            steps = _steps(program, loop, allowed, opts)
+            entered = {fx.key(step.gate) for step in steps if step.gate is not None}
+            for step in steps:
+                items = _derived(step)
                 for wake in step.calls():
-                    if not fx.matches(wake.callee, opts.wake_calls) or fx.key(wake) in seen:
+                    if fx.key(wake) in seen or fx.key(wake) in entered:
+                        continue
+                    named = fx.matches(wake.callee, opts.wake_calls)  # a wake by name, whatever it does inside
+                    if not named and (revalidation(program, wake, opts) or not cd.hands_off(program, wake, items, opts)):
                         continue
                     seen.add(fx.key(wake))
                     tally.wakes += 1
@@ -242,7 +303,8 @@ def _judge(ctx: "ReviewContext", program: Program, loop: Loop, step: Step, wake:
             kind = revalidation(program, call, opts)
             if kind:
                 checks.append((call, kind, step.gate, loop.body))
-    if any(_gates(program, c, kind, target, within, opts) for c, kind, target, within in checks):
+    dropped = [c for c, kind, _t, _w in checks if _answer_dropped(program, c, kind, opts)]
+    if not dropped and any(_gates(program, c, kind, target, within, opts) for c, kind, target, within in checks):
         return None
     read = fx.call_loc(loop.read, f"candidates read here into `{loop.name}`")
     where = (fx.call_loc(loop.driver, "per-candidate loop") if loop.driver is not None
@@ -268,7 +330,7 @@ def _judge(ctx: "ReviewContext", program: Program, loop: Loop, step: Step, wake:
             ),
             anchor=f"stale-wake|{wake.normalized}|{loop.name}",
         )
-    check, kind, _target, _within = checks[-1]
+    check, kind, _target, _within = next((c for c in checks if c[0] in dropped), checks[-1])
     for candidate, _kind, _t, _w in checks:
         stage = swallowed_by(program, candidate, opts)
         if stage is not None:
