@@ -167,6 +167,22 @@ def is_time_column(name: str) -> bool:
     return bool(words) and (words[-1] in _TIME_WORDS or any(w.startswith("expir") for w in words))
 
 
+# What a key names when it names a place many entities share (a shard hosts many entities, a
+# tenant owns many runs, a worker holds many jobs): an equality on it reads many entities' rows.
+_GROUP_WORDS = frozenset({
+    "shard", "partition", "tenant", "bucket", "region", "zone", "cluster", "pool", "queue", "topic", "group",
+    "runner", "worker", "node",
+})
+
+
+def is_group_key(name: str) -> bool:
+    """`shard_id`, `shardId`, `tenantID`, `worker`: a column naming a group of entities, not one entity."""
+    words = [w.lower() for w in re.findall(r"[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])", name)]
+    if words and words[-1] in ("id", "key", "no", "number"):
+        words = words[:-1]
+    return bool(words) and words[-1] in _GROUP_WORDS
+
+
 def compare_and_set_tables(corpus: "Corpus") -> list[TableDecl]:
     """Tables that raw SQL takes by compare-and-set on a time: a write that sets a time column and
     bounds that same column (`SET valid_until = .. WHERE valid_until < now()`, an upsert's

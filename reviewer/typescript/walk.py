@@ -214,7 +214,10 @@ class _Walker:
                     self.index._constants.setdefault(function._node.id, {})[sx.text(name)] = value
             target = function_of_value(sx.field(node, "value"), self.opaque)
             if name is not None and name.type == "identifier" and target is not None:
-                self.names.setdefault(target.id, sx.text(name))
+                awaited = sx.strip(sx.field(node, "value"))
+                if awaited is None or awaited.type not in ("await_expression", "yield_expression"):
+                    # `const rows = yield* query(() => ..)` names the rows, not the thunk that reads them
+                    self.names.setdefault(target.id, sx.text(name))
                 if function is not None:
                     self.index._locals.setdefault(function._node.id, {})[sx.text(name)] = target
         elif kind in ("pair", "public_field_definition"):

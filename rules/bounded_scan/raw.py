@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 from reviewer.engine.api import Options
 from reviewer.report.model import Finding, Location
 from reviewer.rules.bounded_scan.select import fold_number
+from reviewer.rules.bounded_scan.where import is_entity_key
 from reviewer.typescript import Call, Expr, Query, relational_query, sql_query
 
 if TYPE_CHECKING:
@@ -73,7 +74,7 @@ def _view(query: Query, opts: Options) -> RawScan:
     literal = query.limit_value if query.limit is None else None
     return RawScan(
         query.at, "sql" if query.source == "sql" else "relational", query.table,
-        single_row=query.single_row, pinned=query.pins(opts.entity_keys),
+        single_row=query.single_row, pinned=any(t.pins and is_entity_key(t.column, opts) for t in query.terms),
         has_limit=query.has_limit, limit=literal, limit_expr=query.limit, unreadable=query.reason,
     )
 
@@ -101,7 +102,8 @@ def check_raw(ctx: "ReviewContext", scan: RawScan, opts: Options) -> list[Findin
             title=f"Unbounded {'raw SQL' if scan.kind == 'sql' else 'relational'} scan of {table}",
             message=(
                 f"This {what} over {table} has no {limit_word} and is not pinned to one entity (no equality on "
-                f"{', '.join(f'`{k}`' for k in sorted(opts.entity_keys))} with a value), so one pass reads every "
+                f"{', '.join(f'`{k}`' for k in sorted(opts.entity_keys))} or another column naming one entity's "
+                "id, with a value), so one pass reads every "
                 f"matching row. Bound it with {limit_word} N, N <= {opts.bound}."
             ),
             location=where,

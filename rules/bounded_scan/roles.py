@@ -170,6 +170,8 @@ def repeaters(modules: list["Module"], opts: Options) -> list[Origin]:
             origin = _driven(program, call, opts)
             if origin is not None:
                 found.setdefault((origin.path, *origin.span), origin)
+                for also in _sequenced(program, call, origin, opts):
+                    found.setdefault((also.path, *also.span), also)
     return [found[k] for k in sorted(found)]
 
 
@@ -178,9 +180,17 @@ _EVERY_TICK = "runs on every tick"
 
 def _driven(program: "Program", call: "Call", opts: Options) -> Origin | None:
     """The code `call` hands to a repeat driver, in one of three shapes; None when it hands none."""
+    where = _name(call.enclosing) if call.enclosing is not None else f"`{call.path}`"
+    if call.method == "pipe" and call.receiver is not None and call.receiver.kind in _NAMES:
+        # `tick.pipe(Effect.repeat(s))`, at a module's top level too: what the name is bound to repeats
+        for arg in call.args:
+            name = arg.call.callee if arg.call else arg.member_path
+            named = _named(program, call.receiver, f"`{fx.strip_call_marks(name or '')}` in {where}", _EVERY_TICK) \
+                if fx.matches(name, opts.repeat_drivers) else None
+            if named is not None:
+                return named
     if call.enclosing is None:
         return None
-    where = _name(call.enclosing)
     driver = next((st.name for st in fx.stages_of(call) if fx.matches(st.name, opts.repeat_drivers)), None)
     if driver is not None:  # `poll().pipe(Effect.repeat(s))`, `Effect.repeat(poll(), s)`: the call itself
         return _within(call.enclosing, (call.line, call.end_line), f"`{fx.strip_call_marks(driver)}` in {where}", _EVERY_TICK)
@@ -190,13 +200,33 @@ def _driven(program: "Program", call: "Call", opts: Options) -> Origin | None:
         label = f"`{fx.strip_call_marks(call.callee)}` in {where}"
         return _named(program, first, label, _EVERY_TICK) or _within(
             call.enclosing, (first.line, first.end_line), label, _EVERY_TICK)
-    if call.method == "pipe" and call.receiver is not None and call.receiver.kind in _NAMES:
-        # `tick.pipe(Effect.repeat(s))`: what the name is bound to repeats
-        for arg in call.args:
-            name = arg.call.callee if arg.call else arg.member_path
-            if fx.matches(name, opts.repeat_drivers):
-                return _named(program, call.receiver, f"`{fx.strip_call_marks(name or '')}` in {where}", _EVERY_TICK)
     return None
+
+
+# Stages that run their argument after the piped effect, every time it runs (`a.pipe(Effect.zipRight(b))`).
+_SEQUENCERS = frozenset({"zipRight", "zipLeft", "zip", "andThen", "tap", "flatMap"})
+
+
+def _sequenced(program: "Program", call: "Call", origin: Origin, opts: Options) -> list[Origin]:
+    """`claimFree.pipe(Effect.zipRight(adoptOrphans), Effect.repeat(s))`: what the stages before the
+    repeat sequence after the repeated name is repeated with it."""
+    if call.method != "pipe" or not origin.label.startswith("`"):
+        return []
+    out: list[Origin] = []
+    for arg in call.args:
+        stage = arg.call
+        if stage is None:
+            continue
+        if fx.matches(stage.callee, opts.repeat_drivers):
+            break
+        if fx.last(stage.callee) not in _SEQUENCERS:
+            continue
+        for inner in stage.args:
+            label = origin.label.split(", repeating", 1)[0]
+            named = _named(program, inner, label, _EVERY_TICK)
+            if named is not None:
+                out.append(named)
+    return out
 
 
 def _name(fn: "Function") -> str:

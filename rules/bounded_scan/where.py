@@ -11,6 +11,7 @@ import re
 from typing import TYPE_CHECKING
 
 from reviewer.engine.api import Options
+from reviewer.rules._vocabulary import is_group_key
 from reviewer.rules.bounded_scan.chains import callee_name, resolve_column
 from reviewer.typescript import arguments_of, read_where
 
@@ -39,8 +40,11 @@ _KEY = re.compile(r"(^id$|_id$|[a-z0-9]Id$|[a-z0-9]ID$)")
 
 def is_entity_key(column: str | None, opts: Options) -> bool:
     """A configured entity key, or any column that names one entity by its id (`integration_id`,
-    `ownerId`): an equality on it reads one entity's rows, not every entity's."""
-    return column is not None and (column in opts.entity_keys or _KEY.search(column) is not None)
+    `ownerId`): an equality on it reads one entity's rows, not every entity's. A key of a group of
+    entities (`shard_id`, `tenantId`: _vocabulary.is_group_key) pins no entity unless configured."""
+    if column is None:
+        return False
+    return column in opts.entity_keys or (_KEY.search(column) is not None and not is_group_key(column))
 
 
 def pins_entity(

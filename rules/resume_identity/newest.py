@@ -22,6 +22,7 @@ from reviewer.typescript import (
 )
 
 from reviewer.rules import _effect as fx
+from reviewer.rules._vocabulary import is_group_key
 from reviewer.rules.resume_identity.words import Scan, field_matches, recency, says_resume, stems
 
 _SORTS = ("sort", "toSorted")
@@ -57,7 +58,7 @@ def _raw(scan: Scan, call: Call, resume: tuple[str, ...]) -> Iterator[Finding]:
     if why is None:
         return
     pattern = scan.opts.identity_pattern
-    if any(pattern.search(column) for column in statement.pins):
+    if any(pattern.search(column) and not is_group_key(column) for column in statement.pins):
         return
     yield from _report(scan, call, f"The SQL query ordered by `{first.text}` keeps only its first row (`LIMIT 1`)", why)
 
@@ -115,7 +116,8 @@ def _pinned(scan: Scan, order: Call, query: Query) -> tuple[bool, Call | None]:
     pattern = scan.opts.identity_pattern
     for term in query.terms:
         value = term.value
-        if term.pins and term.column and pattern.search(term.column) and value is not None \
+        if term.pins and term.column and pattern.search(term.column) and not is_group_key(term.column) \
+                and value is not None \
                 and value.string_value is None and value.number_value is None:
             return True, None
     if any(u.kind == "spread_element" for u in query.unread):
@@ -214,7 +216,7 @@ def _filtered_by_identity(scan: Scan, sort: Call, where: Call | Expr) -> bool:
         if link.method not in ("filter", "find", "findLast"):
             continue
         for arg in link.args:
-            if any(pattern.search(n) for n in names_in(arg)):
+            if any(pattern.search(n) and not is_group_key(n) for n in names_in(arg)):
                 return True
     return False
 

@@ -206,6 +206,34 @@ def _ddl_changes(st: State, f: ChangedFile) -> list[tuple[str, int, int]]:
     return sorted(out, key=lambda x: (x[1], x[0]))
 
 
+_SOURCE = (".ts", ".tsx", ".mts", ".cts", ".js", ".mjs", ".cjs")
+
+
+def _declares_tables(st: State, f: ChangedFile) -> bool:
+    """A production source file declaring a table (a `table_calls` call) before or after the change:
+    a table-declaration file by what it holds, wherever it lives (`src/db/schema.ts`, `tables.ts`)."""
+    path = f.path if f.status is not FileStatus.DELETED else f.source_path
+    if not path.endswith(_SOURCE) or not st.ctx.production(path):
+        return False
+    calls = frozenset(st.opt("table_calls"))
+    if f.status is not FileStatus.DELETED and _imports_tables(st.ctx.program, f.path, calls):
+        return True
+    return f.status is not FileStatus.ADDED and _imports_tables(st.ctx.base_program, f.source_path, calls)
+
+
+def _imports_tables(program: "Program", path: str, calls: frozenset[str]) -> bool:
+    """A table call whose callee is imported (drizzle's `pgTable`, or a module re-exporting it), not a
+    function of the file's own that happens to be called `sqliteTable`."""
+    module = program.module(path)
+    if module is None or not _tables(program, path, calls):
+        return False
+    for call in module.calls():
+        head = call.callee.split(".", 1)[0].replace("()", "")
+        if call.callee.rsplit(".", 1)[-1] in calls and head in module.imports:
+            return True
+    return False
+
+
 def _hunk_line_for_base(f: ChangedFile, base_line: int) -> int:
     for h in f.hunks:
         if h.old_start <= base_line < h.old_start + max(h.old_count, 1):
@@ -219,7 +247,10 @@ def _hunk_line_for_base(f: ChangedFile, base_line: int) -> int:
 def check_ddl(st: State, parts: list[str]) -> list[ChangedFile]:
     """A changed table declaration needs a snapshot change. Returns the changed DDL files."""
     ddl_globs = tuple(st.opt("ddl_globs"))
-    candidates = [f for p, f in sorted(st.files.items()) if p == f.path and (matches(f.path, ddl_globs) or matches(f.source_path, ddl_globs))]
+    candidates = [
+        f for p, f in sorted(st.files.items())
+        if p == f.path and (matches(f.path, ddl_globs) or matches(f.source_path, ddl_globs)) and _declares_tables(st, f)
+    ]
     ddl_files: list[ChangedFile] = []
     outside: list[str] = []
     keeps: dict[str, bool] = {}

@@ -69,9 +69,11 @@ OPTIONS: tuple[Option, ...] = (
     ),
     Option(
         'ddl_globs',
-        ["packages/core/src/**/*.sql.ts", "packages/core/src/**/sql.ts"],
+        ["**"],
         Kind.GLOBS,
-        'Table-declaration files (drizzle schema modules); a change here needs a snapshot change.',
+        'Where table-declaration files are (globs; everywhere by default, set it only to narrow): a production '
+        'source file that declares a table (a `table_calls` call) is one, and a change to a table there needs a '
+        'snapshot change.',
     ),
     Option(
         'table_calls',

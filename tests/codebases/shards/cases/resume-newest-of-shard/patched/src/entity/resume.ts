@@ -18,11 +18,11 @@ export interface EntityState {
 export const resumeEntity = (db: Db, message: MailboxRow) =>
   Effect.gen(function* () {
     const rows = yield* query(() =>
-      // ruleid: resume-identity/newest-as-identity
       db
         .select()
         .from(entitySnapshot)
         .where(eq(entitySnapshot.shardId, message.shardId))
+        // ruleid: resume-identity/newest-as-identity
         .orderBy(desc(entitySnapshot.createdAt))
         .limit(1),
     )
