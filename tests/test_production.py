@@ -54,13 +54,16 @@ def test_linguist_marks_are_resolved_as_git_resolves_them(tmp_path: Path) -> Non
 @pytest.mark.parametrize("path", [
     "src/__tests__/lock.ts", "packages/a/test/lock.ts", "src/lock.test.ts", "src/lock.spec.tsx",
     "node_modules/pkg/index.js", "packages/a/dist/index.js", "src/types.d.ts", "e2e/flow.ts",
-    "src/fixtures/worker.ts",
+    "src/fixtures/worker.ts", "perfTest/latencyTest.js", "packages/a/bench/scan.ts", "benchmarks/run.ts",
 ])
 def test_conventional_non_production_paths(path: str) -> None:
     assert Production(lambda p: None).why_not(path)
 
 
-@pytest.mark.parametrize("path", ["src/queue/worker.ts", "packages/core/src/session/run.ts", "lib/builder.ts"])
+@pytest.mark.parametrize("path", [
+    "src/queue/worker.ts", "packages/core/src/session/run.ts", "lib/builder.ts", "src/perfMetrics.ts",
+    "src/benchmark.ts",
+])
 def test_production_paths(path: str) -> None:
     assert not Production(lambda p: None).why_not(path)
 

@@ -100,3 +100,34 @@ def test_sql_the_parser_keeps_as_a_command_writes_nothing_to_the_terminal() -> N
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "['other']"
     assert done.stderr == ""
+
+
+def test_a_query_config_object_is_read_for_its_text() -> None:
+    # node-postgres' `client.query({ text, values, name })`, with a line continuation before the statement
+    source = (
+        "await client.query({\n"
+        "  text: `\\\nupdate ${schema}.jobs set locked_at = null, locked_by = null where locked_at < now() - interval '4 hours'`,\n"
+        "  values: [],\n"
+        "})\n"
+        "await client.query({ text: 'SELECT * FROM jobs WHERE id = $1', values: [id] })\n"
+        "await client.query({ name: 'not sql', values: [] })\n"
+        "render({ text: 'select a plan' })\n"
+    )
+    module = Program({"a.ts": source}.get).module("a.ts")
+    found = {c.line: s for c in module.calls() if (s := sql_statement(c)) is not None}
+    assert sorted(found) == [1, 6]
+    update, select = found[1], found[6]
+    assert (update.operation, update.table, update.clears, update.below) == ("update", "jobs", True, ("locked_at",))
+    assert (select.operation, select.table, select.pins) == ("select", "jobs", ("id",))
+
+
+def test_an_aggregate_without_group_by_reads_one_row() -> None:
+    source = (
+        "await db.query(`select count(*) from jobs where kind = 'latency'`)\n"
+        "await db.query(`select max(run_at) as latest, min(run_at) from jobs`)\n"
+        "await db.query(`select kind, count(*) from jobs group by kind`)\n"
+        "await db.query(`select id, count(*) over () from jobs`)\n"
+    )
+    module = Program({"a.ts": source}.get).module("a.ts")
+    found = {c.line: s for c in module.calls() if (s := sql_statement(c)) is not None}
+    assert [found[n].aggregate for n in (1, 2, 3, 4)] == [True, True, False, False]

@@ -3,8 +3,8 @@
 A family reviews code by what it is, not by the folder it sits in; the only
 files left out by default are those that are not the service's code:
 
-* tests, fixtures and mocks, by the conventions of the JavaScript ecosystem
-  (`test/`, `tests/`, `__tests__/`, `e2e/`, `fixtures/`, `*.test.*`, `*.spec.*`, ...);
+* tests, fixtures, mocks and benchmarks, by the conventions of the JavaScript ecosystem
+  (`test/`, `tests/`, `__tests__/`, `e2e/`, `fixtures/`, `bench/`, `perf/`, `*.test.*`, `*.spec.*`, ...);
 * vendored and built code (`node_modules/`, `vendor/`, `third_party/`,
   `dist/`, `build/`, minified bundles, declaration files);
 * front-end code (`is_ui`: JSX files, modules importing a UI framework), which
@@ -31,6 +31,7 @@ NOT_PRODUCTION = (
     "**/test/**", "**/tests/**", "**/__tests__/**", "**/e2e/**", "**/__mocks__/**",
     "**/fixtures/**", "**/__fixtures__/**", "**/testdata/**", "**/test-utils/**",
     "**/*.test.*", "**/*.spec.*", "**/*.bench.*", "**/*.stories.*",
+    "**/bench/**", "**/benchmark/**", "**/benchmarks/**", "**/perf/**", "**/perfTest/**", "**/perf-test/**",
     "**/node_modules/**", "**/vendor/**", "**/third_party/**", "**/third-party/**",
     "**/dist/**", "**/build/**", "**/.next/**", "**/coverage/**",
     "**/*.min.js", "**/*.d.ts", "**/*.d.mts", "**/*.d.cts",

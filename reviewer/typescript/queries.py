@@ -325,7 +325,8 @@ def sql_query(program: Resolver, call: Call, single_row_runners: Sequence[str] =
     host = call.host
     # `db.get(sql\`..\`)` runs a template; `db.get("SELECT ..")` runs its own argument
     runner = host if host is not None and host.args[:1] == (call.expr,) else (call if call.args else None)
-    single = (runner is not None and _last(runner.callee) in single_row_runners) or found.limit == 1
+    single = (runner is not None and _last(runner.callee) in single_row_runners) or found.limit == 1 \
+        or found.aggregate
     terms = tuple(Term("eq", column, None, True) for column in found.pins)
     keys = tuple(OrderKey(o.column, o.descending) for o in found.order)
     value = found.limit if found.limit is not None else _number(program, found.limit_expr)

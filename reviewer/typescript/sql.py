@@ -61,6 +61,7 @@ class Statement:
     # Columns compared as the smaller side (`valid_until < now()`, `$1 >= expires_at`): rows whose time has
     # passed, what a recovery pass reads and a takeover writes.
     below: tuple[str, ...] = ()
+    aggregate: bool = False  # `SELECT count(*) FROM ..` with no GROUP BY: one row, whatever the table holds
 
 
 # Words a statement starts with: a tagged template or string argument starting with one is SQL,
@@ -83,7 +84,8 @@ def is_sql_template(call: Call) -> bool:
 
 def _source(call: Call) -> ts.Node | None:
     """The template or string holding the SQL `call` runs: a `sql` tagged template, any tagged template
-    whose text starts a statement, or the first argument of a runner (`sql.unsafe("SELECT ..")`)."""
+    whose text starts a statement, or the first argument of a runner (`sql.unsafe("SELECT ..")`), or
+    the `text` of the query config object a runner is given (`client.query({ text: .. })`)."""
     module, node = _parts(call)
     template = sx.field(node, "arguments")
     if template is not None and template.type == "template_string":
@@ -91,13 +93,21 @@ def _source(call: Call) -> ts.Node | None:
     if call.callee.rsplit(".", 1)[-1] not in _RUNNERS or not call.args:
         return None
     first = sx.strip(_parts(call.args[0])[1])
+    if first is not None and first.type == "object":
+        # node-postgres' query config: `client.query({ text: "UPDATE ..", values: [..] })`
+        text = call.args[0].prop("text")
+        first = sx.strip(_parts(text)[1]) if text is not None else None
     if first is not None and first.type in ("string", "template_string") and _SQL_START.match(_literal_text(first)):
         return first
     return None
 
 
 def _literal_text(node: ts.Node) -> str:
-    return "".join(sx.text(c) for c in node.children if c.type in ("string_fragment", "escape_sequence"))
+    """The literal parts, escapes as the string holds them (a leading line continuation is nothing)."""
+    return "".join(
+        sx.text(c) if c.type == "string_fragment" else _cooked(sx.text(c))
+        for c in node.children if c.type in ("string_fragment", "escape_sequence")
+    )
 
 
 def _cooked(escape: str) -> str:
@@ -175,14 +185,14 @@ def statement(call: Call) -> Statement | None:
     if isinstance(read, str):
         # Text under another tag that only starts like SQL (`html\`select a plan\``) is not SQL.
         return Statement("unreadable", None, (), False, None, None, (), tuple(substitutions), read) if named else None
-    operation, table, pins, has_limit, limit, limit_sub, order, writes, ranges, clears, below = read
+    operation, table, pins, has_limit, limit, limit_sub, order, writes, ranges, clears, below, aggregate = read
     if not named and table is None:
         return None
     if table is not None and table.startswith(_PLACEHOLDER):
         table = _substituted(substitutions, table)
     limit_expr = substitutions[limit_sub] if limit_sub is not None and limit_sub < len(substitutions) else None
     return Statement(operation, table, pins, has_limit, limit, limit_expr, order, tuple(substitutions),
-                     writes=writes, ranges=ranges, clears=clears, below=below)
+                     writes=writes, ranges=ranges, clears=clears, below=below, aggregate=aggregate)
 
 
 def _spliced(value: Expr) -> str | None:
@@ -209,7 +219,7 @@ def _substituted(substitutions: list[Expr], placeholder: str) -> str | None:
 @lru_cache(maxsize=2048)
 def _read(text: str) -> tuple | str:
     """(operation, table, pins, has_limit, limit, limit substitution index, order, writes, ranges, clears,
-    below), or why it does not parse."""
+    below, aggregate), or why it does not parse."""
     # Imported on first use: most reviews meet no raw SQL and should not pay for loading sqlglot.
     import sqlglot
     from sqlglot import exp
@@ -251,7 +261,8 @@ def _read(text: str) -> tuple | str:
         Order(o.this.name if isinstance(o.this, exp.Column) else None, bool(o.args.get("desc")), o.this.sql())
         for o in (tree.args.get("order").expressions if isinstance(tree.args.get("order"), exp.Order) else ())
     )
-    return operation, table, pins, has_limit, limit, limit_sub, order, _writes(tree), _ranges(tree), _clears(tree), _below(tree)
+    return operation, table, pins, has_limit, limit, limit_sub, order, _writes(tree), _ranges(tree), _clears(tree), _below(tree), \
+        _aggregate(tree)
 
 
 def _clears(tree: "exp.Expression") -> bool:
@@ -287,6 +298,14 @@ def _ranges(tree: "exp.Expression") -> tuple[str, ...]:
             if isinstance(side, exp.Column) and not side.name.startswith(_PLACEHOLDER):
                 names.add(side.name)
     return tuple(sorted(names))
+
+
+def _aggregate(tree: "exp.Expression") -> bool:
+    from sqlglot import exp
+
+    if not isinstance(tree, exp.Select) or tree.args.get("group") or not tree.expressions:
+        return False
+    return all(isinstance(e.unalias(), exp.AggFunc) for e in tree.expressions)
 
 
 def _below(tree: "exp.Expression") -> tuple[str, ...]:
