@@ -158,7 +158,7 @@ def _is_api(module: "Module", fn: "Function") -> bool:
 
 # A raw SQL write, spelt the way git greps it (a statement's first line may hold only the tag).
 _SQL_WRITE_GREP = r"\b(INSERT|UPDATE|DELETE|insert into|delete from)\b|\bupdate\s+[A-Za-z_\"$]"
-_TIME_WORDS = frozenset({"at", "until", "deadline", "ttl", "time", "timestamp", "heartbeat", "beat"})
+_TIME_WORDS = frozenset({"at", "until", "deadline", "ttl", "time", "timestamp", "heartbeat", "beat", "seen"})
 
 
 def is_time_column(name: str) -> bool:
@@ -171,16 +171,23 @@ def is_time_column(name: str) -> bool:
 # tenant owns many runs, a worker holds many jobs): an equality on it reads many entities' rows.
 _GROUP_WORDS = frozenset({
     "shard", "partition", "tenant", "bucket", "region", "zone", "cluster", "pool", "queue", "topic", "group",
-    "runner", "worker", "node",
+    "runner", "worker", "node", "owner", "org", "organization", "workspace", "project", "instance", "consumer",
+    "executor", "host", "lane",
 })
+_KEY_WORDS = frozenset({"id", "ids", "key", "keys", "no", "num", "number", "idx", "ref", "uuid"})
 
 
-def is_group_key(name: str) -> bool:
-    """`shard_id`, `shardId`, `tenantID`, `worker`: a column naming a group of entities, not one entity."""
+def is_group_key(name: str, table: str | None = None) -> bool:
+    """`shard_id`, `shardIds`, `tenantID`, `owner_id`: a column naming a group of entities, not one entity.
+    Not when the table itself holds that thing (`workflow_node.node_id` names one node)."""
     words = [w.lower() for w in re.findall(r"[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])", name)]
-    if words and words[-1] in ("id", "key", "no", "number"):
+    while words and (words[-1] in _KEY_WORDS or re.fullmatch(r"v?\d+", words[-1])):
         words = words[:-1]
-    return bool(words) and words[-1] in _GROUP_WORDS
+    if not words or words[-1].rstrip("s") not in _GROUP_WORDS and words[-1] not in _GROUP_WORDS:
+        return False
+    stem = words[-1]
+    held = {w.lower().rstrip("s") for w in re.findall(r"[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])", table or "")}
+    return stem.rstrip("s") not in held and stem not in held
 
 
 def compare_and_set_tables(corpus: "Corpus") -> list[TableDecl]:

@@ -74,7 +74,7 @@ def _view(query: Query, opts: Options) -> RawScan:
     literal = query.limit_value if query.limit is None else None
     return RawScan(
         query.at, "sql" if query.source == "sql" else "relational", query.table,
-        single_row=query.single_row, pinned=any(t.pins and is_entity_key(t.column, opts) for t in query.terms),
+        single_row=query.single_row, pinned=any(t.pins and is_entity_key(t.column, opts, query.table) for t in query.terms),
         has_limit=query.has_limit, limit=literal, limit_expr=query.limit, unreadable=query.reason,
     )
 

@@ -38,13 +38,13 @@ def helper_function(
 _KEY = re.compile(r"(^id$|_id$|[a-z0-9]Id$|[a-z0-9]ID$)")
 
 
-def is_entity_key(column: str | None, opts: Options) -> bool:
+def is_entity_key(column: str | None, opts: Options, table: str | None = None) -> bool:
     """A configured entity key, or any column that names one entity by its id (`integration_id`,
     `ownerId`): an equality on it reads one entity's rows, not every entity's. A key of a group of
     entities (`shard_id`, `tenantId`: _vocabulary.is_group_key) pins no entity unless configured."""
     if column is None:
         return False
-    return column in opts.entity_keys or (_KEY.search(column) is not None and not is_group_key(column))
+    return column in opts.entity_keys or (_KEY.search(column) is not None and not is_group_key(column, table))
 
 
 def pins_entity(
@@ -64,7 +64,7 @@ def pins_entity(
         return False
     terms, unread = read_where(program, expr)
     for term in terms:
-        if not term.pins or not is_entity_key(term.column, opts) or term.column_expr is None:
+        if not term.pins or not is_entity_key(term.column, opts, table) or term.column_expr is None:
             continue
         side = term.column_expr
         column = resolve_column(program.module(side.path), side, opts)

@@ -81,6 +81,8 @@ def _helper_releases(
             continue
         if globs.matches(call.path, opts.allowed_release_paths) or Role.FINALIZER in call.confined_roles:
             continue
+        if _holders_finalizer(scan, release):
+            continue  # the holding run's own scope finalizer (`Effect.addFinalizer(() => drop(..))`): released at its end
         if globs.matches(release.path, opts.allowed_release_paths) and globs.matches(call.path, opts.allowed_release_paths):
             continue
         if _rolls_back(scan, call):
@@ -96,6 +98,19 @@ def _helper_releases(
             related=fx.unique_sorted(list(related)),
         ))
     return judged, found
+
+
+def _holders_finalizer(scan: Scan, release: Call) -> bool:
+    """`release` runs in a finalizer of a function that holds the lease while it works: it renews it
+    (directly or through a keepalive helper) in the same scope. An admin action's `Effect.ensuring`
+    around a release is no run's final cleanup."""
+    if Role.FINALIZER not in release.roles and Role.FINALIZER not in release.confined_roles:
+        return False
+    owner = fx.outer_named(release.enclosing)
+    if owner is None:
+        return False
+    renew = list(scan.opts.renew)
+    return any(scan.is_renew(c) or scan.program.reaches(c.expr, renew, max_depth=2) for c in owner.all_calls)
 
 
 def _rolls_back(scan: Scan, release: Call) -> bool:

@@ -43,8 +43,13 @@ _VALUE_METHODS = frozenset({
     "filter", "reduce", "find", "some", "every", "join", "slice", "splice", "toString", "toJSON", "format",
     "parse", "stringify", "assign", "keys", "values", "entries", "from", "of", "pipe", "then", "catch",
     "finally", "resolve", "reject", "emit", "debug", "info", "warn", "error", "trace",
+    # metrics and assertions: they record or check the candidate, they do not run it
+    "inc", "dec", "increment", "decrement", "observe", "labels", "timing", "gauge", "histogram", "mark",
+    "measure", "ok", "equal", "strictEqual", "deepEqual", "deepStrictEqual", "notEqual", "throws",
 })
 _WORD = re.compile(r"[A-Za-z_$][\w$]*")
+# Names of questions: a call named so, in a condition, asks about the candidate rather than running it.
+_PREDICATE = re.compile(r"^(is|has|can|should|knows|contains|includes|matches|exists|supports|accepts|allows)([A-Z_]|$)")
 _THUNK_DEPTH = 2
 
 
@@ -170,15 +175,40 @@ def hands_off(program: Program, call: Call, items: Iterable[str], opts: Options)
         return False
     if _platform(call) or fx.matches(call.callee, opts.log_calls) or is_statement(program, call):
         return False
+    if not _runs(call, opts):
+        return False
     receiver = call.receiver
     if receiver is not None and (call.method in _VALUE_METHODS or mentions(receiver, names)):
         return False
     helper = program.function_of(call.callee_expr) if call.callee_expr is not None else None
     if helper is not None:
-        return not only_statements(program, helper, opts)
+        return not only_statements(program, helper, opts, depth=2)
     # Not followed: a method of a value the code base holds (a service, a pool) is handed the candidate;
-    # a bare function from a package is not taken for a wake.
-    return receiver is not None
+    # a bare function, or a method of something imported from a package (a metrics client, `assert`),
+    # is not taken for a wake.
+    return receiver is not None and not _from_package(program, call)
+
+
+def _runs(call: Call, opts: Options) -> bool:
+    """The call's value is run, not asked: a statement, a returned or bound value, or an effect a
+    combinator runs (`Effect.fork(deliver(..))`, `zipRight(deliver(..))`); not a condition
+    (`if (pool.knows(row))`) nor the argument of a log or a formatter."""
+    usage, _ = call.binding
+    if usage in ("discarded", "returned", "bound"):
+        return True
+    host = call.host
+    if host is None:  # a condition or an operand: `if (pool.dispatch(row.id))` runs it, `if (pool.knows(..))` asks
+        return not _PREDICATE.match(fx.last(call.callee))
+    return _platform(host) and not fx.matches(host.callee, opts.log_calls) \
+        and fx.strip_call_marks(host.callee).split(".", 1)[0] not in ("console", "JSON", "String", "Math")
+
+
+def _from_package(program: Program, call: Call) -> bool:
+    module = program.module(call.path)
+    root = fx.strip_call_marks(call.callee).split(".", 1)[0]
+    imported = module.imports.get(root) if module is not None else None
+    return imported is not None and imported.module is None and not imported.specifier.startswith((".", "/"))
+
 
 
 def mentions(expr: Expr, names: tuple[str, ...]) -> bool:

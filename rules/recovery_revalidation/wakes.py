@@ -139,11 +139,27 @@ def loops(program: Program, entry: Function, opts: Options) -> list[Loop]:
     return out
 
 
+_NARROWING = ("filter", "slice", "sort", "toSorted", "reverse", "toReversed", "concat", "values")
+
+
 def _iterates(driver: Call, name: str) -> bool:
     receiver = driver.receiver
-    if receiver is not None and receiver.identifier == name and driver.method in _LOOP_METHODS:
+    if receiver is not None and driver.method in _LOOP_METHODS and _rows_of(receiver, name):
         return True
     return fx.last(driver.callee) in ("forEach", "all", "mapEffect") and any(a.identifier == name for a in driver.args)
+
+
+def _rows_of(expr: Expr, name: str) -> bool:
+    """`rows`, or `rows.filter(..)`, `rows.slice(0, 10)`: some of the candidates, still the scan's copies."""
+    hops = 0
+    while expr is not None and hops < 4:
+        if expr.identifier == name:
+            return True
+        call = expr.call
+        if call is None or call.method not in _NARROWING or call.receiver is None:
+            return False
+        expr, hops = call.receiver, hops + 1
+    return False
 
 
 def _steps(program: Program, loop: Loop, paths: frozenset[str], opts: Options) -> list[Step]:
@@ -179,6 +195,26 @@ def _derived(step: Step) -> tuple[str, ...]:
         if usage == "bound" and bound and any(cd.mentions(arg, tuple(names)) for arg in call.args):
             names.extend(n for n in cd.pattern_names(bound) if n not in names)
     return tuple(names)
+
+
+def _delegates(program: Program, call: Call, items: tuple[str, ...], opts: Options) -> bool:
+    """`call` hands the candidate to a helper whose first use of it is a re-validation (`if (!(await
+    acquireLease(sql, run.id, owner))) return false` before it starts the run)."""
+    helper = program.function_of(call.callee_expr) if call.callee_expr is not None else None
+    if helper is None:
+        return False
+    own = _filled(helper, call, items)
+    first = next((c for c in helper.all_calls if c.chain_position == 0 and own
+                  and any(cd.mentions(a, own) for link in c.chain for a in link.args)), None)
+    return first is not None and revalidation(program, first, opts, 1) is not None
+
+
+def _about(check: Call, items: tuple[str, ...]) -> bool:
+    """The check is given the candidate (or what was read from it): a check of another row, or of
+    nothing in particular, re-validates nothing about this one."""
+    if not items:
+        return True  # a loop whose candidate has no name the model reads: not judged on this
+    return any(cd.mentions(arg, items) for link in check.chain for arg in link.args)
 
 
 def _in_tests(candidate: Call, call: Call, within: Function) -> bool:
@@ -282,6 +318,8 @@ def check_wakes(ctx: "ReviewContext", program: Program, paths: Sequence[str], ta
                     named = fx.matches(wake.callee, opts.wake_calls)  # a wake by name, whatever it does inside
                     if not named and (revalidation(program, wake, opts) or not cd.hands_off(program, wake, items, opts)):
                         continue
+                    if not named and _delegates(program, wake, items, opts):
+                        continue  # a helper outside the change that re-checks the candidate before it acts
                     seen.add(fx.key(wake))
                     tally.wakes += 1
                     finding = _judge(ctx, program, loop, step, wake)
@@ -294,14 +332,16 @@ def check_wakes(ctx: "ReviewContext", program: Program, paths: Sequence[str], ta
 def _judge(ctx: "ReviewContext", program: Program, loop: Loop, step: Step, wake: Call) -> Finding | None:
     opts = ctx.opts
     checks: list[tuple[Call, str, Call, Function]] = []  # (re-validation, kind, what it must gate, within)
+    own = _derived(step)
     for call in step.calls():
         kind = revalidation(program, call, opts)
-        if kind and call is not wake and (call.precedes(wake, within=step.scope) or _in_tests(call, wake, step.scope)):
+        if kind and call is not wake and (call.precedes(wake, within=step.scope) or _in_tests(call, wake, step.scope)) \
+                and _about(call, own):
             checks.append((call, kind, wake, step.scope))
     if step.gate is not None:
         for call in step.before:
             kind = revalidation(program, call, opts)
-            if kind:
+            if kind and _about(call, loop.items):
                 checks.append((call, kind, step.gate, loop.body))
     dropped = [c for c, kind, _t, _w in checks if _answer_dropped(program, c, kind, opts)]
     if not dropped and any(_gates(program, c, kind, target, within, opts) for c, kind, target, within in checks):

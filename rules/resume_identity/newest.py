@@ -58,7 +58,7 @@ def _raw(scan: Scan, call: Call, resume: tuple[str, ...]) -> Iterator[Finding]:
     if why is None:
         return
     pattern = scan.opts.identity_pattern
-    if any(pattern.search(column) and not is_group_key(column) for column in statement.pins):
+    if any(pattern.search(column) and not is_group_key(column, statement.table) for column in statement.pins):
         return
     yield from _report(scan, call, f"The SQL query ordered by `{first.text}` keeps only its first row (`LIMIT 1`)", why)
 
@@ -116,7 +116,7 @@ def _pinned(scan: Scan, order: Call, query: Query) -> tuple[bool, Call | None]:
     pattern = scan.opts.identity_pattern
     for term in query.terms:
         value = term.value
-        if term.pins and term.column and pattern.search(term.column) and not is_group_key(term.column) \
+        if term.pins and term.column and pattern.search(term.column) and not is_group_key(term.column, query.table) \
                 and value is not None \
                 and value.string_value is None and value.number_value is None:
             return True, None

@@ -200,23 +200,59 @@ def _after_failure(
         return "inside a failure handler: inside a failure handler (catch/orElse callback)", (
             [fx.fn_loc(site.enclosing, "the failure handler")] if site.enclosing is not None and handler is None else []
         )
+    earlier: list[Call] = []
     for failure in failure_sites:
-        if _recovered_before(scan, failure, site):
+        host = _recovered_before(scan, failure, site)
+        if host is not None:
+            related = [fx.call_loc(failure, "the failure terminal published in a handler that does not fail again")]
+            if host.end_line + 1 <= site.line - 1:
+                # The way from the recovered call to the success is where a guard on its result belongs: a
+                # patch that deletes that guard changed this stretch.
+                related.append(fx.loc(site.path, host.end_line + 1, site.line - 1,
+                                      "the way from the recovered call to the success: nothing here tests its result"))
             return (
                 f"after Step.Failed: after `{failure.callee_written}` at line {failure.line} failed it in a handler "
                 "that recovers, so the run goes on to the success",
-                [fx.call_loc(failure, "the failure terminal published in a handler that does not fail again")],
+                related,
             )
         if failure.precedes(site) and not jumps_past(failure, site):
-            if switched_off(site, _flags(scan.program, failure, inside, failure_helpers), failure, scan.scope):
-                continue
-            # "after Step.Failed" names the case in titles and finding ids (kept from the first release).
-            failed = _named_event(scan, failure) or _short(opts.failure_events)
-            return (
-                f"after Step.Failed: after `{failure.callee_written}` ({failed}) at line {failure.line} already failed it",
-                [fx.call_loc(failure, "the failure terminal published first on the same path")],
-            )
-    return None, []
+            if not switched_off(site, _flags(scan.program, failure, inside, failure_helpers), failure, scan.scope):
+                earlier.append(failure)
+    if not earlier:
+        return None, []
+    # The failure named is the one most plainly on the success's path: the one sharing most of the
+    # conditions the success runs under (`!publisher.hasProviderError()` on both), then the first.
+    own = _conditions(site)
+    failure = max(earlier, key=lambda f: len(own & _conditions(f)))
+    # "after Step.Failed" names the case in titles and finding ids (kept from the first release).
+    failed = _named_event(scan, failure) or _short(opts.failure_events)
+    return (
+        f"after Step.Failed: after `{failure.callee_written}` ({failed}) at line {failure.line} already failed it",
+        [fx.call_loc(failure, "the failure terminal published first on the same path")],
+    )
+
+
+def _conditions(call: Call) -> frozenset[str]:
+    """The conjuncts of the conditions `call` runs under, as written (`a && !b` holds `a` and `!b`)."""
+    out: set[str] = set()
+    for guard in guards(call):
+        if guard.holds and guard.kind in ("if", "logical", "ternary"):
+            out.update(_conjuncts(guard.test.normalized))
+    return frozenset(out)
+
+
+def _conjuncts(text: str) -> list[str]:
+    parts, depth, start = [], 0, 0
+    for i, ch in enumerate(text):
+        if ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth -= 1
+        elif depth == 0 and text.startswith("&&", i):
+            parts.append(text[start:i])
+            start = i + 2
+    parts.append(text[start:])
+    return [p.strip() for p in parts if p.strip()]
 
 
 # What makes a handler fail again (then the run does not go on past it).
@@ -224,24 +260,25 @@ _REFAIL = ("Effect.fail", "Effect.die", "Effect.failCause", "Effect.dieMessage",
            "Effect.interrupt")
 
 
-def _recovered_before(scan: Scan, failure: Call, site: Call) -> bool:
+def _recovered_before(scan: Scan, failure: Call, site: Call) -> Call | None:
     """`failure` is published in a failure handler nested in a call of the site's own function that runs
     before the site (`work.pipe(Effect.catchAll(() => publish(Failed)))` then `publish(Completed)`), and
-    the handler does not fail again itself: the failed run continues to its success terminal."""
+    the handler does not fail again itself: the failed run continues to its success terminal. The call
+    holding the handler, or None."""
     handler = failure.enclosing
     while handler is not None and handler.parent is not site.enclosing and handler is not site.enclosing:
         handler = handler.parent
     if handler is None or handler is site.enclosing or handler.role is not Role.FAILURE_HANDLER:
-        return False
+        return None
     host = next((c for c in site.enclosing.calls if fx.within(handler.expr, c.span)), None) if site.enclosing else None
     if host is None or not host.precedes(site) or jumps_past(host, site):
-        return False
+        return None
     usage, name = host.binding
     if usage == "bound" and name and any(fx.mentions(g.test, name) for g in guards(site)):
-        return False  # `const failed = yield* work.pipe(catchAll(.. as(true)))`, `if (failed) return`: told apart
+        return None  # `const failed = yield* work.pipe(catchAll(.. as(true)))`, `if (failed) return`: told apart
     # Its own code, not what its helpers may fail with: a handler that settles a row (which can fail on a
     # database error) and publishes the failure still recovers on its normal path.
-    return not (throws(handler.expr) or fx.refers_to_any(handler.expr, _REFAIL))
+    return None if throws(handler.expr) or fx.refers_to_any(handler.expr, _REFAIL) else host
 
 
 def _publishes_inside(failures: Sequence[Call], helpers: Mapping[str, Function]) -> dict[str, list[Call]]:

@@ -3,8 +3,8 @@ whose defaults name nothing there).
 
 Terminal events are the members of one event group that end it both ways: a
 namespace or object declaring a success terminal (`Ended`, `Succeeded`,
-`Completed`, `Finished`, `Done`) and a failure terminal (`Failed`, `Faulted`,
-`Crashed`, `Errored`) whose values are event definitions (calls) or the string
+`Completed`, `Finished`, `Done`, `Settled`, `Accepted`, `Delivered`) and a failure terminal
+(`Failed`, `Faulted`, `Crashed`, `Errored`, `Rejected`, `Aborted`, `Declined`) whose values are event definitions (calls) or the string
 constants a code base without event classes writes its outcomes as
 (`RunEvent = { Completed: "run.completed", Failed: "run.failed" } as const`).
 A group with only one of them has no "success after failure" to get wrong. Settle functions are named
@@ -23,8 +23,8 @@ from reviewer.rules import _vocabulary as vocab
 if TYPE_CHECKING:
     from reviewer.engine.context import Corpus
 
-SUCCESS = ("Ended", "Succeeded", "Completed", "Finished", "Done")
-FAILURE = ("Failed", "Faulted", "Crashed", "Errored")
+SUCCESS = ("Ended", "Succeeded", "Completed", "Finished", "Done", "Settled", "Accepted", "Delivered")
+FAILURE = ("Failed", "Faulted", "Crashed", "Errored", "Rejected", "Aborted", "Declined")
 _EVENT_GREP = r"\b(" + "|".join(SUCCESS + FAILURE) + r")\b\s*[=:]"
 _SETTLE = re.compile(r"(?i)^(fail|settle|await|cancel|finish|drain|abort)\w*(tool|task)")
 _SETTLE_GREP = r"(fail|settle|await|cancel|finish|drain|abort)[A-Za-z0-9_]*(Tool|Task|tool|task)"

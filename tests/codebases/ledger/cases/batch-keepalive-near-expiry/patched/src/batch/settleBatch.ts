@@ -1,0 +1,64 @@
+import { setTimeout as sleep } from "node:timers/promises"
+import { and, asc, eq, gt } from "drizzle-orm"
+import { Effect } from "effect"
+import type { Db, Sql } from "../db/client"
+import { transfers } from "../db/schema"
+import { HOLD_TTL_MS } from "../holds/Hold"
+import { extendHold, releaseHold, takeHold, type SqlHold } from "../holds/sqlHold"
+import { settleTransfer } from "../settle/settler"
+import { checkpointToResume, writeCheckpoint } from "./checkpoints"
+
+export const BATCH_PAGE = 100
+/** Batches hold for minutes: extend once per hold lifetime, a second before it runs out. */
+export const BATCH_KEEPALIVE_MARGIN_MS = 1_000
+
+/** Keeps `batch:<id>` held until aborted; rejects with HoldExpiredError when the hold is lost. */
+async function keepBatchHold(sql: Sql, hold: SqlHold, signal: AbortSignal): Promise<never> {
+  for (;;) {
+    // ruleid: lease-renewal/renewal-period
+    await sleep(HOLD_TTL_MS - BATCH_KEEPALIVE_MARGIN_MS, undefined, { signal })
+
+    await extendHold(sql, hold)
+  }
+}
+
+async function settlePages(db: Db, batchId: string, after: string, settled: number, holder: string, signal: AbortSignal) {
+  for (;;) {
+    const page = await db
+      .select({ id: transfers.id })
+      .from(transfers)
+      .where(and(eq(transfers.batchId, batchId), gt(transfers.id, after)))
+      .orderBy(asc(transfers.id))
+      .limit(BATCH_PAGE)
+    if (page.length === 0) return { after, settled }
+    for (const { id } of page) {
+      signal.throwIfAborted()
+      await Effect.runPromise(settleTransfer(db, id, holder))
+      settled++
+      after = id
+    }
+    await writeCheckpoint(db, batchId, after, settled)
+  }
+}
+
+/**
+ * Settles a batch in transfer-id order under the batch's hold, writing a checkpoint after every
+ * page. Resumes after the checkpoint `checkpointId` names (by its id), or from the start.
+ */
+export async function resumeBatch(db: Db, sql: Sql, batchId: string, checkpointId: string | undefined, holder: string) {
+  const from = await checkpointToResume(db, batchId, checkpointId)
+  const hold = await takeHold(sql, `batch:${batchId}`, holder)
+  if (hold === null) return { status: "busy" as const }
+  const stop = new AbortController()
+  const alive = keepBatchHold(sql, hold, stop.signal)
+  try {
+    const done = await Promise.race([
+      settlePages(db, batchId, from?.lastTransferId ?? "", from?.settledCount ?? 0, holder, stop.signal),
+      alive,
+    ])
+    return { status: "done" as const, ...done }
+  } finally {
+    stop.abort()
+    await releaseHold(sql, hold)
+  }
+}
