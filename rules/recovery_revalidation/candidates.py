@@ -171,7 +171,7 @@ def hands_off(program: Program, call: Call, items: Iterable[str], opts: Options)
     if fx.matches(call.callee, opts.wake_calls):
         return True
     names = tuple(items)
-    if not names or call.chain_position > 0 or not any(mentions(arg, names) for arg in call.args):
+    if not names or call.chain_position > 0 or not any(given(program, arg, names) for arg in call.args):
         return False
     if _platform(call) or fx.matches(call.callee, opts.log_calls) or is_statement(program, call):
         return False
@@ -209,6 +209,14 @@ def _from_package(program: Program, call: Call) -> bool:
     imported = module.imports.get(root) if module is not None else None
     return imported is not None and imported.module is None and not imported.specifier.startswith((".", "/"))
 
+
+
+def given(program: Program, arg: Expr, names: tuple[str, ...]) -> bool:
+    """`arg` is the candidate, a part of it, or a `const` bound to one (`const run = candidate`)."""
+    if mentions(arg, names):
+        return True
+    value = program.bound_value(arg) if arg.identifier is not None else None
+    return value is not None and mentions(value, names)
 
 
 def mentions(expr: Expr, names: tuple[str, ...]) -> bool:

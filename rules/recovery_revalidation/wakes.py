@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Iterator, Sequence
 
 from reviewer.report.model import Finding
 from reviewer.engine.api import Options
-from reviewer.typescript import Call, Expr, Function, Program, answers, collection_loops, guard_path, mentions_name
+from reviewer.typescript import Call, Expr, Function, Program, answers, collection_loops, exits, guard_path, mentions_name
 
 from reviewer.rules import _effect as fx
 from reviewer.rules.recovery_revalidation import candidates as cd
@@ -283,6 +283,9 @@ def _answer_dropped(program: Program, check: Call, kind: str, opts: Options) -> 
 def swallowed_by(program: Program, check: Call, opts: Options) -> Expr | None:
     """The stage that turns the re-validation's failure into a success: an ignore stage, or a catch whose
     handler only logs or succeeds."""
+    caught = promise_caught(check, opts)
+    if caught is not None:
+        return caught
     for stage in fx.stages_of(check, hops=1):
         if fx.matches(stage.name, opts.ignore_stages):
             return stage.expr
@@ -295,6 +298,25 @@ def swallowed_by(program: Program, check: Call, opts: Options) -> Expr | None:
         if fx.matches(fx.ref_name(handler), quiet) or all(fx.matches(c.callee, quiet) for c in handler.calls):
             return stage.expr
     return None
+
+
+def promise_caught(check: Call, opts: Options) -> Expr | None:
+    """A promise's `.catch(() => true)` on the check: its refusal, when it throws, reads as a pass
+    (gating on the answer does not help)."""
+    for link in check.chain[check.chain_position + 1:]:
+        handler = link.args[-1] if link.method == "catch" and link.args else None
+        if handler is not None and handler.function is not None and _answers_yes(handler.function, opts):
+            return link.expr
+    return None
+
+
+def _answers_yes(handler: Function, opts: Options) -> bool:
+    """A catch handler that only logs and answers a truthy value (`true`, the row it was given)."""
+    quiet = opts.log_calls + ("console.warn", "console.error", "console.log", "console.info")
+    if any(not fx.matches(c.callee, quiet) for c in handler.all_calls):
+        return False
+    values = [e.value for e in exits(handler) if e.kind in ("return", "expression")]
+    return bool(values) and all(v is not None and v.normalized in ("true", "!0", "1") for v in values)
 
 
 # ------------------------------------------------------------------ the check
@@ -343,8 +365,9 @@ def _judge(ctx: "ReviewContext", program: Program, loop: Loop, step: Step, wake:
             kind = revalidation(program, call, opts)
             if kind and _about(call, loop.items):
                 checks.append((call, kind, step.gate, loop.body))
+    caught = [c for c, _k, _t, _w in checks if promise_caught(c, opts) is not None]
     dropped = [c for c, kind, _t, _w in checks if _answer_dropped(program, c, kind, opts)]
-    if not dropped and any(_gates(program, c, kind, target, within, opts) for c, kind, target, within in checks):
+    if not caught and not dropped and any(_gates(program, c, kind, target, within, opts) for c, kind, target, within in checks):
         return None
     read = fx.call_loc(loop.read, f"candidates read here into `{loop.name}`")
     where = (fx.call_loc(loop.driver, "per-candidate loop") if loop.driver is not None
