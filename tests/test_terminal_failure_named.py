@@ -16,9 +16,12 @@ CASE = FIXTURES / "terminal-commit-order" / "success-after-failure-names-the-pat
 
 def test_the_failure_sharing_the_success_conditions_is_named(tmp_path: Path) -> None:
     outcome, _ = run_case(CASE, tmp_path)
-    found = [f for f in outcome.report.findings if f.rule == "terminal-commit-order/success-after-failure"]
-    assert len(found) == 1
-    finding = found[0]
-    assert "`failThrown` (Step.Failed) at line 22" in finding.message, finding.message
-    named = [r for r in finding.related if r.note == "the failure terminal published first on the same path"]
-    assert [r.line for r in named] == [22]
+    found = sorted((f for f in outcome.report.findings if f.rule == "terminal-commit-order/success-after-failure"),
+                   key=lambda f: f.location.line)
+    assert [f.location.line for f in found] == [25, 36]
+    # The second reads its condition through `const`s: `endedCleanly` holds `!providerFailed`, which is
+    # `!provider.failed()`, the condition the thrown failure runs under too.
+    for finding, line in zip(found, (22, 32)):
+        assert f"`failThrown` (Step.Failed) at line {line}" in finding.message, finding.message
+        named = [r for r in finding.related if r.note == "the failure terminal published first on the same path"]
+        assert [r.line for r in named] == [line]

@@ -315,6 +315,14 @@ class Program:
         module, node = found
         return module.index.expr(node)
 
+    def bound_at(self, call: Call, name: str) -> Expr | None:
+        """The initializer of the `const` (or top-level binding) `name` as seen where `call` is written."""
+        found = self.lookup_scoped(call._module, name, call._node)
+        if found is None:
+            return None
+        module, node = found
+        return module.index.expr(node)
+
     def fold(self, expr: Expr) -> Value | None:
         """The constant value of an arbitrary expression, if it folds."""
         return self._folder.value(expr._module, expr._node)

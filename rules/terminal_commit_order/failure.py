@@ -222,8 +222,8 @@ def _after_failure(
         return None, []
     # The failure named is the one most plainly on the success's path: the one sharing most of the
     # conditions the success runs under (`!publisher.hasProviderError()` on both), then the first.
-    own = _conditions(site)
-    failure = max(earlier, key=lambda f: len(own & _conditions(f)))
+    own = _conditions(scan.program, site)
+    failure = max(earlier, key=lambda f: len(own & _conditions(scan.program, f)))
     # "after Step.Failed" names the case in titles and finding ids (kept from the first release).
     failed = _named_event(scan, failure) or _short(opts.failure_events)
     return (
@@ -232,13 +232,32 @@ def _after_failure(
     )
 
 
-def _conditions(call: Call) -> frozenset[str]:
-    """The conjuncts of the conditions `call` runs under, as written (`a && !b` holds `a` and `!b`)."""
+def _conditions(program: Program, call: Call) -> frozenset[str]:
+    """The conjuncts of the conditions `call` runs under (`a && !b` holds `a` and `!b`), each also read
+    through the `const` it names (`stepEndedCleanly`, `!providerFailed` -> `!publisher.hasProviderError()`)."""
     out: set[str] = set()
     for guard in guards(call):
         if guard.holds and guard.kind in ("if", "logical", "ternary"):
-            out.update(_conjuncts(guard.test.normalized))
+            for part in _conjuncts(guard.test.normalized):
+                out.update(_expanded(program, call, part, 2))
     return frozenset(out)
+
+
+def _expanded(program: Program, call: Call, part: str, depth: int) -> set[str]:
+    negated = part.startswith("!") and not part.startswith("!=")
+    name = part[1:].strip() if negated else part
+    if depth <= 0 or not name.isidentifier():
+        return {part}
+    value = program.bound_at(call, name)
+    if value is None:
+        return {part}
+    inner = _conjuncts(value.normalized)
+    if negated and len(inner) != 1:
+        return {part}
+    out = {part}
+    for piece in inner:
+        out.update(_expanded(program, call, f"!{piece}" if negated else piece, depth - 1))
+    return out
 
 
 def _conjuncts(text: str) -> list[str]:
