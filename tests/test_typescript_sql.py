@@ -131,3 +131,21 @@ def test_an_aggregate_without_group_by_reads_one_row() -> None:
     module = Program({"a.ts": source}.get).module("a.ts")
     found = {c.line: s for c in module.calls() if (s := sql_statement(c)) is not None}
     assert [found[n].aggregate for n in (1, 2, 3, 4)] == [True, True, False, False]
+
+
+def test_sql_text_held_in_a_const_is_read() -> None:
+    source = (
+        "const EXPIRED = `SELECT id FROM run WHERE lease_until < now()`\n"
+        "export async function sweep(client: any) {\n"
+        "  const text = `UPDATE run SET owner = null WHERE lease_until < now()`\n"
+        "  await client.query({ text, values: [] })\n"
+        "  await client.query(EXPIRED)\n"
+        "  const label = 'select a plan'\n"
+        "  await client.query(label)\n"
+        "}\n"
+    )
+    module = Program({"a.ts": source}.get).module("a.ts")
+    found = {c.line: s for c in module.calls() if (s := sql_statement(c)) is not None}
+    assert sorted(found) == [4, 5]
+    assert (found[4].operation, found[4].below) == ("update", ("lease_until",))
+    assert (found[5].operation, found[5].table) == ("select", "run")

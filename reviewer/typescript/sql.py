@@ -97,9 +97,22 @@ def _source(call: Call) -> ts.Node | None:
         # node-postgres' query config: `client.query({ text: "UPDATE ..", values: [..] })`
         text = call.args[0].prop("text")
         first = sx.strip(_parts(text)[1]) if text is not None else None
+    if first is not None and first.type in ("identifier", "shorthand_property_identifier"):
+        first = _held_text(call, sx.text(first))  # `const text = \`SELECT ..\``, then `query({ text })`
     if first is not None and first.type in ("string", "template_string") and _SQL_START.match(_literal_text(first)):
         return first
     return None
+
+
+def _held_text(call: Call, name: str) -> ts.Node | None:
+    """The string or template a `const` of the call's own file holds (the innermost in scope)."""
+    module, _ = _parts(call)
+    value = module.index.local_constant(call.enclosing, name) if call.enclosing is not None else None
+    if value is None:
+        top = module.constant(name)
+        value = _parts(top)[1] if top is not None else None
+    value = sx.strip(value) if value is not None else None
+    return value if value is not None and value.type in ("string", "template_string") else None
 
 
 def _literal_text(node: ts.Node) -> str:
