@@ -28,6 +28,12 @@ const p = yield* sql`SELECT * FROM jobs FETCH FIRST ROW ONLY`
 """
 
 
+def _read(source: str) -> dict:
+    """The statements of a one-file program, by line."""
+    module = Program({"a.ts": source}.get).module("a.ts")
+    return {c.line: s for c in module.calls() if (s := sql_statement(c)) is not None}
+
+
 def _statements():
     module = Program({"a.ts": SOURCE}.get).module("a.ts")
     return {c.line: s for c in module.calls() if (s := sql_statement(c)) is not None}
@@ -113,8 +119,7 @@ def test_a_query_config_object_is_read_for_its_text() -> None:
         "await client.query({ name: 'not sql', values: [] })\n"
         "render({ text: 'select a plan' })\n"
     )
-    module = Program({"a.ts": source}.get).module("a.ts")
-    found = {c.line: s for c in module.calls() if (s := sql_statement(c)) is not None}
+    found = _read(source)
     assert sorted(found) == [1, 6]
     update, select = found[1], found[6]
     assert (update.operation, update.table, update.clears, update.below) == ("update", "jobs", True, ("locked_at",))
@@ -128,8 +133,7 @@ def test_an_aggregate_without_group_by_reads_one_row() -> None:
         "await db.query(`select kind, count(*) from jobs group by kind`)\n"
         "await db.query(`select id, count(*) over () from jobs`)\n"
     )
-    module = Program({"a.ts": source}.get).module("a.ts")
-    found = {c.line: s for c in module.calls() if (s := sql_statement(c)) is not None}
+    found = _read(source)
     assert [found[n].aggregate for n in (1, 2, 3, 4)] == [True, True, False, False]
 
 
@@ -144,8 +148,7 @@ def test_sql_text_held_in_a_const_is_read() -> None:
         "  await client.query(label)\n"
         "}\n"
     )
-    module = Program({"a.ts": source}.get).module("a.ts")
-    found = {c.line: s for c in module.calls() if (s := sql_statement(c)) is not None}
+    found = _read(source)
     assert sorted(found) == [4, 5]
     assert (found[4].operation, found[4].below) == ("update", ("lease_until",))
     assert (found[5].operation, found[5].table) == ("select", "run")
