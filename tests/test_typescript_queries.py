@@ -75,3 +75,29 @@ def test_an_order_in_a_sql_fragment_and_a_renamed_operator_are_read() -> None:
     query = _queries()[15]
     assert query.pins(["owner"])  # `eq as same`
     assert query.newest_first and [(k.column, k.descending) for k in query.order] == [("expires_at", True), ("id", False)]
+
+
+def test_time_passed_is_read_whichever_side_the_column_is_on() -> None:
+    source = textwrap.dedent(
+        """\
+        import { and, gt, lt, lte } from "drizzle-orm"
+        import { jobs } from "./schema"
+        export const a = (db, now) => db.select().from(jobs).where(lt(jobs.expires_at, now)).all()
+        export const b = (db, now) => db.select().from(jobs).where(gt(now, jobs.expires_at)).all()
+        export const c = (db, now) => db.select().from(jobs).where(lt(now, jobs.expires_at)).all()
+        export const d = (db) => db.select().from(jobs).where(and(lte(jobs.expires_at, Date.now()), gt(jobs.attempts, 0))).all()
+        """
+    )
+    program = Program({"src/q.ts": source, "src/schema.ts": "export const jobs = {}\n"}.get)
+    module = program.module("src/q.ts")
+    below = {}
+    for call in module.calls():
+        if call.chain_position == 0 and call.method == "select":
+            query = builder_query(program, call.chain)
+            below[call.line] = (query.below, query.ranges)
+    assert below == {
+        3: (("expires_at",), ("expires_at",)),
+        4: (("expires_at",), ("expires_at",)),  # `now > expires_at`: the time has passed
+        5: ((), ("expires_at",)),  # `now < expires_at`: still held
+        6: (("expires_at",), ("attempts", "expires_at")),
+    }

@@ -32,6 +32,7 @@ from reviewer.typescript.sql import order_fragment, statement
 SELECTS = ("select", "selectDistinct", "selectDistinctOn")
 WRITES = ("update", "delete")
 _ORDERED = frozenset({"lt", "lte", "gt", "gte", "between", "notBetween"})
+_FLIPPED = {"lt": "gt", "gt": "lt", "lte": "gte", "gte": "lte"}
 _MAX_DEPTH = 8  # `and(and(and(..)))` and `const` hops deeper than this are unread
 # drizzle's condition operators: a call of any other name may be a where-helper to follow.
 _OPERATORS = frozenset({
@@ -254,7 +255,9 @@ def _conjuncts(program: Resolver, cond: Expr, terms: list[Term], unread: list[Ex
             column = _column(column_side)
             if column is not None:
                 pins = name == "eq" and not _same_table(column_side, value_side)
-                terms.append(Term(name, column, value_side, pins, column_side))
+                # Read with the column first: `gt(now, T.until)` is `T.until < now`.
+                op = _FLIPPED.get(name, name) if column_side is args[1] else name
+                terms.append(Term(op, column, value_side, pins, column_side))
                 return
     if len(args) == 1 and _column(args[0]) is not None:
         terms.append(Term(name, _column(args[0]), None, False, args[0]))
