@@ -183,10 +183,26 @@ def hands_off(program: Program, call: Call, items: Iterable[str], opts: Options)
     helper = program.function_of(call.callee_expr) if call.callee_expr is not None else None
     if helper is not None:
         return not only_statements(program, helper, opts, depth=2)
+    if receiver is None:
+        return _bound_method(program, call, opts)
     # Not followed: a method of a value the code base holds (a service, a pool) is handed the candidate;
     # a bare function, or a method of something imported from a package (a metrics client, `assert`),
     # is not taken for a wake.
-    return receiver is not None and not _from_package(program, call)
+    return not _from_package(program, call.path, fx.strip_call_marks(call.callee))
+
+
+def _bound_method(program: Program, call: Call, opts: Options) -> bool:
+    """`const go = pool.launch.bind(pool)`, then `go(run)`: a method of a held value under another name."""
+    value = program.bound_value(call.callee_expr) if call.callee_expr is not None else None
+    bound = value.call if value is not None else None
+    target = bound.receiver if bound is not None and bound.method == "bind" else None
+    dotted = target.member_path if target is not None else None
+    if target is None or not dotted or "." not in dotted or fx.last(dotted) in _VALUE_METHODS:
+        return False
+    method = program.function_of(target)
+    if method is not None:
+        return not only_statements(program, method, opts, depth=2)
+    return not _from_package(program, call.path, dotted)
 
 
 def _runs(call: Call, opts: Options) -> bool:
@@ -203,9 +219,9 @@ def _runs(call: Call, opts: Options) -> bool:
         and fx.strip_call_marks(host.callee).split(".", 1)[0] not in ("console", "JSON", "String", "Math")
 
 
-def _from_package(program: Program, call: Call) -> bool:
-    module = program.module(call.path)
-    root = fx.strip_call_marks(call.callee).split(".", 1)[0]
+def _from_package(program: Program, path: str, dotted: str) -> bool:
+    module = program.module(path)
+    root = dotted.split(".", 1)[0]
     imported = module.imports.get(root) if module is not None else None
     return imported is not None and imported.module is None and not imported.specifier.startswith((".", "/"))
 
