@@ -152,3 +152,13 @@ def test_sql_text_held_in_a_const_is_read() -> None:
     assert sorted(found) == [4, 5]
     assert (found[4].operation, found[4].below) == ("update", ("lease_until",))
     assert (found[5].operation, found[5].table) == ("select", "run")
+
+
+def test_the_conditions_of_a_where_are_counted() -> None:
+    found = _read(
+        "await sql`UPDATE jobs SET owner = ${me} WHERE id = ${id} AND owner IS NULL RETURNING id`\n"
+        "await sql`UPDATE jobs SET attempts = attempts + 1 WHERE id = ${id}`\n"
+        "await sql`DELETE FROM jobs`\n"
+        "await sql`UPDATE jobs SET owner = null WHERE (id = ${id} AND (owner = ${me} OR owner IS NULL))`\n"
+    )
+    assert [found[n].conditions for n in (1, 2, 3, 4)] == [2, 1, 0, 2]

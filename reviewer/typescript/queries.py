@@ -78,6 +78,7 @@ class Query:
     reason: str = ""  # why an unreadable statement is unreadable
     ranges: tuple[str, ...] = ()  # columns its condition compares by order (`lt(T.until, now)`, `c >= $1`)
     below: tuple[str, ...] = ()  # of those, the ones on the smaller side: rows whose time has passed
+    conditions: int = 0  # raw SQL: the top-level conjuncts of its WHERE, pins or not (`owner IS NULL`)
 
     def has(self, op: str, columns: Sequence[str]) -> bool:
         """A top-level conjunct applies `op` to one of `columns`."""
@@ -334,4 +335,5 @@ def sql_query(program: Resolver, call: Call, single_row_runners: Sequence[str] =
     keys = tuple(OrderKey(o.column, o.descending) for o in found.order)
     value = found.limit if found.limit is not None else _number(program, found.limit_expr)
     return Query("sql", found.operation, found.table, call, None, terms, (), keys, found.has_limit,
-                 found.limit_expr, value, single, found.reason, ranges=found.ranges, below=found.below)
+                 found.limit_expr, value, single, found.reason, ranges=found.ranges, below=found.below,
+                 conditions=found.conditions)

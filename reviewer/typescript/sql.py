@@ -62,6 +62,7 @@ class Statement:
     # passed, what a recovery pass reads and a takeover writes.
     below: tuple[str, ...] = ()
     aggregate: bool = False  # `SELECT count(*) FROM ..` with no GROUP BY: one row, whatever the table holds
+    conditions: int = 0  # top-level conjuncts of its WHERE (`id = $1 AND owner IS NULL` is 2)
 
 
 # Words a statement starts with: a tagged template or string argument starting with one is SQL,
@@ -198,14 +199,16 @@ def statement(call: Call) -> Statement | None:
     if isinstance(read, str):
         # Text under another tag that only starts like SQL (`html\`select a plan\``) is not SQL.
         return Statement("unreadable", None, (), False, None, None, (), tuple(substitutions), read) if named else None
-    operation, table, pins, has_limit, limit, limit_sub, order, writes, ranges, clears, below, aggregate = read
+    (operation, table, pins, has_limit, limit, limit_sub, order, writes, ranges, clears, below, aggregate,
+     conditions) = read
     if not named and table is None:
         return None
     if table is not None and table.startswith(_PLACEHOLDER):
         table = _substituted(substitutions, table)
     limit_expr = substitutions[limit_sub] if limit_sub is not None and limit_sub < len(substitutions) else None
     return Statement(operation, table, pins, has_limit, limit, limit_expr, order, tuple(substitutions),
-                     writes=writes, ranges=ranges, clears=clears, below=below, aggregate=aggregate)
+                     writes=writes, ranges=ranges, clears=clears, below=below, aggregate=aggregate,
+                     conditions=conditions)
 
 
 def _spliced(value: Expr) -> str | None:
@@ -232,7 +235,7 @@ def _substituted(substitutions: list[Expr], placeholder: str) -> str | None:
 @lru_cache(maxsize=2048)
 def _read(text: str) -> tuple | str:
     """(operation, table, pins, has_limit, limit, limit substitution index, order, writes, ranges, clears,
-    below, aggregate), or why it does not parse."""
+    below, aggregate, conditions), or why it does not parse."""
     # Imported on first use: most reviews meet no raw SQL and should not pay for loading sqlglot.
     import sqlglot
     from sqlglot import exp
@@ -274,8 +277,8 @@ def _read(text: str) -> tuple | str:
         Order(o.this.name if isinstance(o.this, exp.Column) else None, bool(o.args.get("desc")), o.this.sql())
         for o in (tree.args.get("order").expressions if isinstance(tree.args.get("order"), exp.Order) else ())
     )
-    return operation, table, pins, has_limit, limit, limit_sub, order, _writes(tree), _ranges(tree), _clears(tree), _below(tree), \
-        _aggregate(tree)
+    return (operation, table, pins, has_limit, limit, limit_sub, order, _writes(tree), _ranges(tree),
+            _clears(tree), _below(tree), _aggregate(tree), _conditions(tree))
 
 
 def _clears(tree: "exp.Expression") -> bool:
@@ -311,6 +314,18 @@ def _ranges(tree: "exp.Expression") -> tuple[str, ...]:
             if isinstance(side, exp.Column) and not side.name.startswith(_PLACEHOLDER):
                 names.add(side.name)
     return tuple(sorted(names))
+
+
+def _conditions(tree: "exp.Expression") -> int:
+    from sqlglot import exp
+
+    where = tree.args.get("where")
+    if not isinstance(where, exp.Where):
+        return 0
+    condition = where.this
+    while isinstance(condition, exp.Paren):
+        condition = condition.this
+    return len(list(condition.flatten())) if isinstance(condition, exp.And) else 1
 
 
 def _aggregate(tree: "exp.Expression") -> bool:

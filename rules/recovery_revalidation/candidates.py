@@ -114,6 +114,8 @@ def conditional(found: Query, opts: Options) -> bool:
     if found.ranges or found.unread:
         return True
     terms = [t for t in found.terms if t.column is not None]
+    if found.source == "sql" and found.conditions > len(terms):
+        return True  # `WHERE id = $1 AND owner IS NULL`: a condition beyond the pins
     if found.source == "builder" and found.where is not None and not terms:
         return True  # a condition the model reads no column of: not taken for an id-only write
     return len(terms) > 1 or any(t.column not in opts.id_columns or t.op != "eq" for t in terms)

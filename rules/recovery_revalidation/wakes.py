@@ -204,8 +204,8 @@ def _delegates(program: Program, call: Call, items: tuple[str, ...], opts: Optio
     if helper is None:
         return False
     own = _filled(helper, call, items)
-    first = next((c for c in helper.all_calls if c.chain_position == 0 and own
-                  and any(cd.mentions(a, own) for link in c.chain for a in link.args)), None)
+    first = next((c for c in helper.all_calls if c.chain_position == 0 and own and cd.mentions(c.chain[-1].expr, own)),
+                 None)
     return first is not None and revalidation(program, first, opts, 1) is not None
 
 
@@ -214,7 +214,8 @@ def _about(check: Call, items: tuple[str, ...]) -> bool:
     nothing in particular, re-validates nothing about this one."""
     if not items:
         return True  # a loop whose candidate has no name the model reads: not judged on this
-    return any(cd.mentions(arg, items) for link in check.chain for arg in link.args)
+    # The whole chain as written: a tagged template's substitutions are no arguments of the call.
+    return cd.mentions(check.chain[-1].expr, items)
 
 
 def _in_tests(candidate: Call, call: Call, within: Function) -> bool:
