@@ -163,7 +163,7 @@ _TIME_WORDS = frozenset({"at", "until", "deadline", "ttl", "time", "timestamp", 
 
 def is_time_column(name: str) -> bool:
     """`acquired_at`, `lockedAt`, `valid_until`, `expires`, `lease_deadline`: a column holding a time."""
-    words = [w.lower() for w in re.findall(r"[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])", name)]
+    words = _words(name)
     return bool(words) and (words[-1] in _TIME_WORDS or any(w.startswith("expir") for w in words))
 
 
@@ -177,16 +177,21 @@ _GROUP_WORDS = frozenset({
 _KEY_WORDS = frozenset({"id", "ids", "key", "keys", "no", "num", "number", "idx", "ref", "uuid"})
 
 
+def _words(name: str) -> list[str]:
+    """`lease_expires_at`, `leaseExpiresAt`, `LEASE_TTL` -> their words, lower case."""
+    return [w.lower() for w in re.findall(r"[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])", name)]
+
+
 def is_group_key(name: str, table: str | None = None) -> bool:
     """`shard_id`, `shardIds`, `tenantID`, `owner_id`: a column naming a group of entities, not one entity.
     Not when the table itself holds that thing (`workflow_node.node_id` names one node)."""
-    words = [w.lower() for w in re.findall(r"[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])", name)]
+    words = _words(name)
     while words and (words[-1] in _KEY_WORDS or re.fullmatch(r"v?\d+", words[-1])):
         words = words[:-1]
     if not words or words[-1].rstrip("s") not in _GROUP_WORDS and words[-1] not in _GROUP_WORDS:
         return False
     stem = words[-1]
-    held = {w.lower().rstrip("s") for w in re.findall(r"[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])", table or "")}
+    held = {w.rstrip("s") for w in _words(table or "")}
     return stem.rstrip("s") not in held and stem not in held
 
 

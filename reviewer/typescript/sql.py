@@ -278,7 +278,7 @@ def _read(text: str) -> tuple | str:
         for o in (tree.args.get("order").expressions if isinstance(tree.args.get("order"), exp.Order) else ())
     )
     return (operation, table, pins, has_limit, limit, limit_sub, order, _writes(tree), _ranges(tree),
-            _clears(tree), _below(tree), _aggregate(tree), _conditions(tree))
+            _clears(tree), _ranges(tree, smaller_only=True), _aggregate(tree), _conditions(tree))
 
 
 def _clears(tree: "exp.Expression") -> bool:
@@ -305,12 +305,18 @@ def _writes(tree: "exp.Expression") -> tuple[str, ...]:
     return tuple(sorted(n for n in names if not n.startswith(_PLACEHOLDER)))
 
 
-def _ranges(tree: "exp.Expression") -> tuple[str, ...]:
+def _ranges(tree: "exp.Expression", smaller_only: bool = False) -> tuple[str, ...]:
+    """Columns the statement compares by order; with `smaller_only`, those on the smaller side
+    (`valid_until < now()`, `$1 >= expires_at`): `below`."""
     from sqlglot import exp
 
     names: set[str] = set()
     for comparison in tree.find_all(exp.LT, exp.GT, exp.LTE, exp.GTE):
-        for side in (comparison.left, comparison.right):
+        if smaller_only:
+            sides = (comparison.left if isinstance(comparison, (exp.LT, exp.LTE)) else comparison.right,)
+        else:
+            sides = (comparison.left, comparison.right)
+        for side in sides:
             if isinstance(side, exp.Column) and not side.name.startswith(_PLACEHOLDER):
                 names.add(side.name)
     return tuple(sorted(names))
@@ -334,17 +340,6 @@ def _aggregate(tree: "exp.Expression") -> bool:
     if not isinstance(tree, exp.Select) or tree.args.get("group") or not tree.expressions:
         return False
     return all(isinstance(e.unalias(), exp.AggFunc) for e in tree.expressions)
-
-
-def _below(tree: "exp.Expression") -> tuple[str, ...]:
-    from sqlglot import exp
-
-    names: set[str] = set()
-    for comparison in tree.find_all(exp.LT, exp.GT, exp.LTE, exp.GTE):
-        side = comparison.left if isinstance(comparison, (exp.LT, exp.LTE)) else comparison.right
-        if isinstance(side, exp.Column) and not side.name.startswith(_PLACEHOLDER):
-            names.add(side.name)
-    return tuple(sorted(names))
 
 
 def _leftmost(tree: "exp.Expression") -> "exp.Expression":

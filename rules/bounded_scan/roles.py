@@ -167,30 +167,30 @@ def repeaters(modules: list["Module"], opts: Options) -> list[Origin]:
                 if any(_waits(program, c, opts) for c in origin.calls):
                     found.setdefault((fn.path, *span), origin)
         for call in module.calls():
-            origin = _driven(program, call, opts)
-            if origin is not None:
+            for origin in _driven(program, call, opts):
                 found.setdefault((origin.path, *origin.span), origin)
-                for also in _sequenced(program, call, origin, opts):
-                    found.setdefault((also.path, *also.span), also)
     return [found[k] for k in sorted(found)]
 
 
 _EVERY_TICK = "runs on every tick"
 
 
-def _driven(program: "Program", call: "Call", opts: Options) -> Origin | None:
-    """The code `call` hands to a repeat driver, in one of three shapes; None when it hands none."""
+def _driven(program: "Program", call: "Call", opts: Options) -> list[Origin]:
+    """The code `call` hands to a repeat driver, in one of three shapes; [] when it hands none."""
     where = _name(call.enclosing) if call.enclosing is not None else f"`{call.path}`"
     if call.method == "pipe" and call.receiver is not None and call.receiver.kind in _NAMES:
-        # `tick.pipe(Effect.repeat(s))`, at a module's top level too: what the name is bound to repeats
-        for arg in call.args:
-            name = arg.call.callee if arg.call else arg.member_path
-            named = _named(program, call.receiver, f"`{fx.strip_call_marks(name or '')}` in {where}", _EVERY_TICK) \
-                if fx.matches(name, opts.repeat_drivers) else None
-            if named is not None:
-                return named
+        # `tick.pipe(Effect.repeat(s))`, at a module's top level too: what the name is bound to repeats,
+        # with what the stages before the repeat sequence after it (`Effect.zipRight(adoptOrphans)`)
+        piped = _piped_names(program, call, where, opts)
+        if piped:
+            return piped
     if call.enclosing is None:
-        return None
+        return []
+    found = _driven_inline(program, call, where, opts)
+    return [found] if found is not None else []
+
+
+def _driven_inline(program: "Program", call: "Call", where: str, opts: Options) -> Origin | None:
     driver = next((st.name for st in fx.stages_of(call) if fx.matches(st.name, opts.repeat_drivers)), None)
     if driver is not None:  # `poll().pipe(Effect.repeat(s))`, `Effect.repeat(poll(), s)`: the call itself
         return _within(call.enclosing, (call.line, call.end_line), f"`{fx.strip_call_marks(driver)}` in {where}", _EVERY_TICK)
@@ -207,25 +207,24 @@ def _driven(program: "Program", call: "Call", opts: Options) -> Origin | None:
 _SEQUENCERS = frozenset({"zipRight", "zipLeft", "zip", "andThen", "tap", "flatMap"})
 
 
-def _sequenced(program: "Program", call: "Call", origin: Origin, opts: Options) -> list[Origin]:
-    """`claimFree.pipe(Effect.zipRight(adoptOrphans), Effect.repeat(s))`: what the stages before the
-    repeat sequence after the repeated name is repeated with it."""
-    if call.method != "pipe" or not origin.label.startswith("`"):
+def _piped_names(program: "Program", call: "Call", where: str, opts: Options) -> list[Origin]:
+    """`claimFree.pipe(Effect.zipRight(adoptOrphans), Effect.repeat(s))`: the piped name and the names
+    its stages sequence before the repeat, each what it is bound to; [] without a repeat stage."""
+    stages = [arg.call.callee if arg.call else arg.member_path for arg in call.args]
+    driver = next((name for name in stages if fx.matches(name, opts.repeat_drivers)), None)
+    if driver is None:
         return []
-    out: list[Origin] = []
+    label = f"`{fx.strip_call_marks(driver or '')}` in {where}"
+    named = _named(program, call.receiver, label, _EVERY_TICK)
+    if named is None:
+        return []
+    out = [named]
     for arg in call.args:
         stage = arg.call
-        if stage is None:
-            continue
-        if fx.matches(stage.callee, opts.repeat_drivers):
+        if stage is not None and fx.matches(stage.callee, opts.repeat_drivers):
             break
-        if fx.last(stage.callee) not in _SEQUENCERS:
-            continue
-        for inner in stage.args:
-            label = origin.label.split(", repeating", 1)[0]
-            named = _named(program, inner, label, _EVERY_TICK)
-            if named is not None:
-                out.append(named)
+        if stage is not None and fx.last(stage.callee) in _SEQUENCERS:
+            out.extend(o for o in (_named(program, inner, label, _EVERY_TICK) for inner in stage.args) if o is not None)
     return out
 
 

@@ -23,7 +23,7 @@ from typing import Iterable
 
 from reviewer.engine.api import Options
 from reviewer.typescript import Call, Expr, Function, Program, Query, builder_query, exits, relational_query
-from reviewer.typescript import sql_query
+from reviewer.typescript import names_in, sql_query
 
 from reviewer.rules import _effect as fx
 from reviewer.rules._vocabulary import is_time_column
@@ -33,7 +33,7 @@ _PLATFORM = frozenset({
     "console", "Math", "JSON", "Object", "Array", "Promise", "Date", "String", "Number", "Boolean", "Symbol",
     "Reflect", "Error", "Set", "Map", "Effect", "Stream", "Schedule", "Option", "Either", "Exit", "Cause",
     "Fiber", "Duration", "Schema", "Data", "Match", "Layer", "Context", "Metric", "Chunk", "HashMap", "HashSet",
-    "Queue", "Ref", "Deferred", "Clock", "Random", "Micro", "pipe", "String", "Buffer", "crypto", "process",
+    "Queue", "Ref", "Deferred", "Clock", "Random", "Micro", "pipe", "Buffer", "crypto", "process",
     "structuredClone", "setTimeout", "clearTimeout", "parseInt", "parseFloat", "encodeURIComponent", "logger",
     "log", "metrics", "tracer", "span",
 })
@@ -169,9 +169,8 @@ def _platform(call: Call) -> bool:
 
 
 def hands_off(program: Program, call: Call, items: Iterable[str], opts: Options) -> bool:
-    """Does `call` wake the candidate bound to one of `items`? (see the module docstring)"""
-    if fx.matches(call.callee, opts.wake_calls):
-        return True
+    """Does `call`, not named by `wake_calls` (the caller's test), wake the candidate bound to one of
+    `items`? (see the module docstring)"""
     names = tuple(items)
     if not names or call.chain_position > 0 or not any(given(program, arg, names) for arg in call.args):
         return False
@@ -238,5 +237,6 @@ def given(program: Program, arg: Expr, names: tuple[str, ...]) -> bool:
 
 
 def mentions(expr: Expr, names: tuple[str, ...]) -> bool:
-    words = set(_WORD.findall(expr.text))
-    return any(name in words for name in names)
+    """`expr` writes one of `names` (identifiers and properties, never the text of a string)."""
+    written = names_in(expr)
+    return any(name in written for name in names)

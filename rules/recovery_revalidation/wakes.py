@@ -227,9 +227,18 @@ def _in_tests(candidate: Call, call: Call, within: Function) -> bool:
 
 
 def revalidation(program: Program, call: Call, opts: Options, depth: int = 2) -> str | None:
-    """What kind of re-validation `call` is: "revalidator", "cas", "re-read", "helper", or None."""
+    """What kind of re-validation `call` is: "revalidator", "cas", "re-read", "helper", or None.
+    Asked of each call by the steps, the wake test and the judge: answered once per call and depth."""
     if not dz.is_head(call):
         return None
+    memo = program.memo("recovery.revalidation")
+    key = (fx.key(call), call.span, depth)
+    if key not in memo:
+        memo[key] = _revalidation(program, call, opts, depth)
+    return memo[key]
+
+
+def _revalidation(program: Program, call: Call, opts: Options, depth: int) -> str | None:
     if fx.matches(call.callee, opts.revalidators):
         return "revalidator"
     chain = dz.whole(call)
@@ -345,17 +354,19 @@ def check_wakes(ctx: "ReviewContext", program: Program, paths: Sequence[str], ta
                         continue  # a helper outside the change that re-checks the candidate before it acts
                     seen.add(fx.key(wake))
                     tally.wakes += 1
-                    finding = _judge(ctx, program, loop, step, wake)
+                    finding = _judge(ctx, program, loop, step, wake, items)
                     if finding is None:
                         tally.gated += 1
                     else:
                         yield finding
 
 
-def _judge(ctx: "ReviewContext", program: Program, loop: Loop, step: Step, wake: Call) -> Finding | None:
+def _judge(
+    ctx: "ReviewContext", program: Program, loop: Loop, step: Step, wake: Call, own: tuple[str, ...]
+) -> Finding | None:
+    """`own`: the candidate's names in the step (`_derived`)."""
     opts = ctx.opts
     checks: list[tuple[Call, str, Call, Function]] = []  # (re-validation, kind, what it must gate, within)
-    own = _derived(step)
     for call in step.calls():
         kind = revalidation(program, call, opts)
         if kind and call is not wake and (call.precedes(wake, within=step.scope) or _in_tests(call, wake, step.scope)) \
