@@ -16,11 +16,11 @@ from typing import TYPE_CHECKING, Iterable, Iterator, Mapping, Pattern
 from reviewer.engine import globs
 from reviewer.engine.api import Evidence, Proposal
 from reviewer.engine.context import ere_escape
-from reviewer.typescript import SqlStatement, run_calls, sql_statement
+from reviewer.typescript import SqlStatement, implemented_member, run_calls, sql_statement
 
 if TYPE_CHECKING:
     from reviewer.engine.context import Corpus
-    from reviewer.typescript import Function, Module
+    from reviewer.typescript import Call, Function, Module, Program
 
 TABLE_BUILDERS = ("sqliteTable", "pgTable", "mysqlTable")
 TABLE_CALL = r"\b(" + "|".join(TABLE_BUILDERS) + r")\s*\("
@@ -130,12 +130,13 @@ def writers(corpus: "Corpus", tables: Iterable[TableDecl]) -> list[Writer]:
     if not by_binding:
         return []
     out: dict[tuple[str, int], Writer] = {}
+    program = corpus.program
     for module in modules(corpus, [r"\b(" + "|".join(ere_escape(n) for n in sorted({*by_binding, *by_sql})) + r")\b"]):
         for fn in module.functions():
-            if not fn.name or not _is_api(module, fn):
+            if not fn.name or not (_is_api(module, fn) or implemented_member(program, module, fn._node)):
                 continue
             # What runs when it is called: a factory (`make`) that defines the store's methods writes nothing itself.
-            for call in run_calls(fn):
+            for call in _reached_calls(program, fn):
                 written, statement = None, None
                 if call.method in _WRITES and call.args:
                     written = by_binding.get(call.args[0].normalized.rsplit(".", 1)[-1])
@@ -147,6 +148,30 @@ def writers(corpus: "Corpus", tables: Iterable[TableDecl]) -> list[Writer]:
                     out.setdefault((fn.path, fn.line), Writer(fn, written, call.line, statement))
                     break
     return [out[k] for k in sorted(out)]
+
+
+_HELPER_HOPS = 2  # a service method -> its local helper -> the dialect branch that writes
+
+
+def _reached_calls(program: "Program", fn: "Function") -> Iterator["Call"]:
+    """The calls that run when `fn` is called, then those of the local helpers it calls by name
+    (`refreshShards(address, ids)`, bound to a function or to a dispatch over dialects whose every
+    branch may be what runs), in order; a service method often writes only through such a helper."""
+    seen: set[int] = {fn._node.id}
+    todo: list[tuple["Function | None", tuple["Call", ...], int]] = [(fn, run_calls(fn), 0)]
+    while todo:
+        _, body, hops = todo.pop(0)
+        for call in body:
+            yield call
+            callee = call.callee_expr
+            if hops >= _HELPER_HOPS or callee is None or callee.identifier is None:
+                continue
+            value = program.bound_value(callee)
+            if value is None or value._node.id in seen:
+                continue
+            seen.add(value._node.id)
+            inner = value.function
+            todo.append((inner, run_calls(inner) if inner is not None else value.calls, hops + 1))
 
 
 def _is_api(module: "Module", fn: "Function") -> bool:
@@ -223,6 +248,9 @@ def spellings(corpus: "Corpus", fn: "Function") -> tuple[str, ...]:
     Falls back to the name it is declared under when nothing calls it.
     """
     program = corpus.program
+    member = implemented_member(program, program.module(fn.path), fn._node) if program.module(fn.path) else None
+    if member is not None:
+        return (member,)  # a service's method is called through its tag, never by its own name
     counts: dict[str, int] = {}
     word = ere_escape(fn.name or "")
     stem = ere_escape(posixpath.splitext(posixpath.basename(fn.path))[0])

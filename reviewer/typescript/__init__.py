@@ -22,6 +22,7 @@ from reviewer.typescript.mentions import (
     throws,
     words_on_lines,
 )
+from reviewer.typescript.implements import implemented_member
 from reviewer.typescript.module import Import, Module
 from reviewer.typescript.program import Program
 from reviewer.typescript.queries import Query, Term, builder_query, read_where, relational_query, sql_query
@@ -109,6 +110,7 @@ __all__ = [
     "treatment",
     "SqlStatement",
     "sql_statement",
+    "implemented_member",
     "Query",
     "Term",
     "builder_query",

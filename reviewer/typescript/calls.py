@@ -206,7 +206,7 @@ def _rooted(module: Names, root: ts.Node | None, props: list[str], depth: int = 
         name = sx.text(root)
         head = module.scoped_declaration(root, name)
         if head is None:
-            head = module.alias_of(root, name, depth)
+            head = module.alias_of(root, name, depth, member=bool(props))
         if head is None:
             head = module.program.qualified_head(module, name)
     elif root.type in ("this", "super"):

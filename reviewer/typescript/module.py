@@ -20,6 +20,7 @@ from reviewer.typescript import syntax as sx
 from reviewer.typescript import walk
 from reviewer.typescript.calls import function_of_value
 from reviewer.typescript.expressions import Facts
+from reviewer.typescript.services import yielded_tag
 
 if TYPE_CHECKING:
     from reviewer.typescript.index import ModuleIndex
@@ -132,10 +133,11 @@ class Module:
                 return path
         return None
 
-    def alias_of(self, at: ts.Node, name: str, depth: int = 0) -> str | None:
+    def alias_of(self, at: ts.Node, name: str, depth: int = 0, member: bool = False) -> str | None:
         """The import-resolved name a `const` alias used at `at` stands for (`const E = Effect`,
         `const { release } = Claim`), when what it aliases is an import or a top-level declaration
-        of this file (a parameter's property is a runtime value, not a name)."""
+        of this file (a parameter's property is a runtime value, not a name). With `member`, a service
+        taken from its tag too: `const locks = yield* Locks` makes `locks.renew` `Locks.renew`."""
         index = self._tables
         if name not in index._alias_names and name not in self.declarations:
             return None  # the common case, asked for every call: no upward walk
@@ -150,12 +152,13 @@ class Module:
                 return None
             found = (stripped, None)
         value, prop = found
+        if value.type == "yield_expression" and (value := yielded_tag(self.program, self, value, member or prop)) is None:
+            return None
         path = sx.dotted_path(value)
         head = path.split(".", 1)[0] if path is not None else None
         if head is None or head == name or not (head in self.imports or head in self.declarations):
             return None
-        # Each hop through an alias spends a share of qualified_name's depth, so alias cycles end.
-        qualified = calls.qualified_name(self, value, depth=depth + _ALIAS_HOP)
+        qualified = calls.qualified_name(self, value, depth=depth + _ALIAS_HOP)  # each hop spends depth: cycles end
         if qualified is None:
             return None
         return f"{qualified}.{prop}" if prop is not None else qualified

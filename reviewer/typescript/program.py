@@ -151,6 +151,10 @@ class Program:
         """How the first segment of a reference is reported (see Call.callee)."""
         return self._names.qualified_head(module, name)
 
+    def binding(self, module: Module, dotted: str) -> tuple[Module, ts.Node] | None:
+        """The (module, value node) of the top-level declaration `dotted` names from `module`'s top level."""
+        return self._names.binding(module, dotted)
+
     def lookup_scoped(self, module: Module, dotted: str, at: ts.Node) -> tuple[Module, ts.Node] | None:
         """Like `Resolution.binding`, seen from `at`: a local `const` wins, and a
         parameter of an enclosing function hides module-level names."""
