@@ -133,10 +133,11 @@ def writers(corpus: "Corpus", tables: Iterable[TableDecl]) -> list[Writer]:
     program = corpus.program
     for module in modules(corpus, [r"\b(" + "|".join(ere_escape(n) for n in sorted({*by_binding, *by_sql})) + r")\b"]):
         for fn in module.functions():
-            if not fn.name or not (_is_api(module, fn) or implemented_member(program, module, fn._node)):
+            member = fn.name is not None and implemented_member(program, module, fn._node) is not None
+            if not fn.name or not (member or _is_api(module, fn)):
                 continue
             # What runs when it is called: a factory (`make`) that defines the store's methods writes nothing itself.
-            for call in _reached_calls(program, fn):
+            for call in _reached_calls(program, fn, member):
                 written, statement = None, None
                 if call.method in _WRITES and call.args:
                     written = by_binding.get(call.args[0].normalized.rsplit(".", 1)[-1])
@@ -153,14 +154,15 @@ def writers(corpus: "Corpus", tables: Iterable[TableDecl]) -> list[Writer]:
 _HELPER_HOPS = 2  # a service method -> its local helper -> the dialect branch that writes
 
 
-def _reached_calls(program: "Program", fn: "Function") -> Iterator["Call"]:
-    """The calls that run when `fn` is called, then those of the local helpers it calls by name
-    (`refreshShards(address, ids)`, bound to a function or to a dispatch over dialects whose every
-    branch may be what runs), in order; a service method often writes only through such a helper."""
+def _reached_calls(program: "Program", fn: "Function", member: bool) -> Iterator["Call"]:
+    """The calls that run when `fn` is called; for a service's method (`member`), then those of the local
+    helpers it calls by name (`refreshShards(address, ids)`, bound to a function or to a dispatch over
+    dialects whose every branch may be what runs): such a method often writes only through one. A plain
+    function's helpers are not followed: a caller of the API is not the API."""
     seen: set[int] = {fn._node.id}
-    todo: list[tuple["Function | None", tuple["Call", ...], int]] = [(fn, run_calls(fn), 0)]
+    todo: list[tuple[tuple["Call", ...], int]] = [(run_calls(fn), 0 if member else _HELPER_HOPS)]
     while todo:
-        _, body, hops = todo.pop(0)
+        body, hops = todo.pop(0)
         for call in body:
             yield call
             callee = call.callee_expr
@@ -171,7 +173,7 @@ def _reached_calls(program: "Program", fn: "Function") -> Iterator["Call"]:
                 continue
             seen.add(value._node.id)
             inner = value.function
-            todo.append((inner, run_calls(inner) if inner is not None else value.calls, hops + 1))
+            todo.append((run_calls(inner) if inner is not None else value.calls, hops + 1))
 
 
 def _is_api(module: "Module", fn: "Function") -> bool:

@@ -4,9 +4,10 @@
     const locks = yield* Locks                 // `locks.renew(id)` calls `Locks.renew`
 
 A service's methods are reached through its tag, never through an import of
-the function: a call on the service a tag yields is named by the tag. A tag is recognised by what declares it: a class extending a call of a
-service maker (`Context.Service`, `Context.Tag`, `Effect.Service`,
-`ServiceMap.Service`), or a top-level constant bound to one (`Context.GenericTag(..)`).
+the function: a call on the service a tag yields is named by the tag. A tag
+is recognised by what declares it: a class extending a call of a service
+maker (`Context.Service`, `Context.Tag`, `Effect.Service`, `ServiceMap.Service`),
+or a top-level constant bound to one (`Context.GenericTag(..)`).
 """
 
 from __future__ import annotations
@@ -71,10 +72,8 @@ def _makes_tag(node: ts.Node) -> bool:
             return False
         if callee.type == "member_expression":
             prop = sx.field(callee, "property")
-            if prop is not None and sx.text(prop) in _MAKERS:
-                return True
-            return False
-        current = callee
+            return prop is not None and sx.text(prop) in _MAKERS
+        current = callee  # `Context.Tag("id")<S, I>()`: the maker's call is the callee
     return False
 
 

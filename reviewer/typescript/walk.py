@@ -278,15 +278,10 @@ class _Walker:
             target = bind_target(self.module, value)
             if target is not None:
                 value = target
-        if value is not None and value.type == "yield_expression" and sx.text(value).startswith("yield*"):
-            # `const locks = yield* Locks`: a service taken from its tag (module.alias_of decides that the
-            # target is a tag); kept as the yield, so the alias is only a member's head (`locks.renew`)
-            target = cx.picked(next(iter(sx.named(value)), None))
-            if target is None or target.type not in _ALIAS_VALUES:
-                return
-        elif name is None or value is None or value.type not in _ALIAS_VALUES or parent is None:
-            return
-        if name is None or parent is None:
+        # `const locks = yield* Locks` is kept as the yield: module.alias_of decides whether its target is a tag.
+        yielded = value is not None and value.type == "yield_expression" and sx.text(value).startswith("yield*")
+        aliased = cx.picked(next(iter(sx.named(value)), None)) if yielded else value
+        if name is None or aliased is None or aliased.type not in _ALIAS_VALUES or parent is None:
             return
         if not sx.is_const(parent):
             return
