@@ -39,7 +39,8 @@ def _family_block(family: Family, proposals: tuple[Proposal, ...], present: set[
     configured = config.configured.get(family.id, frozenset())
     lines = [f"[rules.{family.id}]"]
     for option in family.options:
-        if not option.vocabulary:
+        # A non-vocabulary option is listed only when the family proposes it (a layer graph the workspace declares).
+        if not option.vocabulary and option.name not in by_option:
             continue
         default = option.default
         found_defaults = sorted(present_names(default, present))
@@ -62,7 +63,7 @@ def _family_block(family: Family, proposals: tuple[Proposal, ...], present: set[
             lines.append(_comment(f"  nothing found; looked for {looked}"))
             lines.append(_comment(f"{option.name} = {json.dumps(default, ensure_ascii=False)}  # the default, absent here"))
         lines.append("")
-    return lines
+    return lines if len(lines) > 1 else []
 
 
 def proposal(repo_path: str, base: str, config_path: str | None = None) -> str:

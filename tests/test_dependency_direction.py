@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import io
+import tomllib
+from contextlib import redirect_stdout
 from pathlib import Path
 
 import pytest
 
-from gitrepo import make_change
-from reviewer import review
+from gitrepo import Repo, make_change
+from reviewer import cli, review
 from reviewer.rules.dependency_direction.layers import LayerConfigError, parse_graph
 from reviewer.rules.dependency_direction.sites import RUNTIME, TYPE_ONLY, TYPE_SPECIFIERS, sites, understood_errors
 from reviewer.rules.dependency_direction.spec import OPTIONS
@@ -189,3 +192,81 @@ def test_an_unparsed_import_on_a_changed_line_is_an_error(tmp_path: Path) -> Non
     })
     assert invariant.status.value == "error"
     assert "does not parse" in invariant.summary
+
+
+# ------------------------------------------------------------------ the graph a workspace declares
+
+DECLARED = Path(__file__).parent / "fixtures" / "rules" / "dependency-direction" / "declared-workspace" / "base"
+
+
+def _declared_base() -> dict[str, bytes]:
+    return {str(p.relative_to(DECLARED)): p.read_bytes() for p in DECLARED.rglob("*") if p.is_file()}
+
+
+def _declared_review(tmp_path: Path, patched_extra: dict, base_extra: dict | None = None):
+    base = {**_declared_base(), **(base_extra or {})}
+    repo, base_sha, patch, _ = make_change(tmp_path, base, {**base, **patched_extra})
+    outcome = review.run(review.Request(repo=str(repo.path), base=base_sha, patch=str(patch)))
+    return next(i for i in outcome.report.invariants if i.id == "dependency-direction")
+
+
+def test_without_configuration_the_manifests_are_the_graph(tmp_path: Path) -> None:
+    invariant = _declared_review(tmp_path, {
+        "packages/dashboard/src/ok.ts": 'import { decode } from "@beacon/wire"\nexport const d = decode\n',
+    })
+    assert invariant.status.value == "verified", invariant.summary
+    assert "the workspace's package.json dependencies" in invariant.summary
+    assert "1 cross to another layer" in invariant.summary
+
+
+def test_a_dependency_the_patch_declares_without_a_cycle_is_an_edge(tmp_path: Path) -> None:
+    manifest = (DECLARED / "packages/dashboard/package.json").read_text().replace(
+        '"@beacon/wire": "workspace:*"', '"@beacon/wire": "workspace:*",\n    "@beacon/collector": "workspace:*"')
+    invariant = _declared_review(tmp_path, {
+        "packages/dashboard/package.json": manifest,
+        "packages/dashboard/src/live.ts": 'import { drain } from "@beacon/collector"\nexport const d = drain\n',
+    })
+    assert invariant.status.value == "verified", invariant.summary
+
+
+def test_a_configured_graph_replaces_the_declared_one(tmp_path: Path) -> None:
+    config = {"reviewer.toml": '[rules.dependency-direction]\nlayers = ["ui: packages/dashboard/src/**"]\nallowed = []\n'}
+    invariant = _declared_review(tmp_path, {
+        "packages/dashboard/src/live.ts": 'import { drain } from "@beacon/collector"\nexport const d = drain\n',
+    }, config)
+    assert invariant.status.value == "verified", invariant.summary  # collector is in no configured layer
+    assert "workspace's package.json" not in invariant.summary
+
+
+def test_a_single_package_declares_no_graph(tmp_path: Path) -> None:
+    base = {"package.json": '{ "name": "solo" }\n', "src/a.ts": "export const a = 1\n"}
+    repo, base_sha, patch, _ = make_change(tmp_path, base, {**base, "src/b.ts": 'import { a } from "./a"\nexport const b = a\n'})
+    outcome = review.run(review.Request(repo=str(repo.path), base=base_sha, patch=str(patch)))
+    invariant = next(i for i in outcome.report.invariants if i.id == "dependency-direction")
+    assert invariant.status.value == "not-applicable"
+    assert "no workspace of two or more packages declares one" in invariant.summary
+
+
+def _init(tmp_path: Path, tree: dict[str, bytes]) -> str:
+    repo = Repo(tmp_path / "repo")
+    repo.commit(tree, "base")
+    out = io.StringIO()
+    with redirect_stdout(out):
+        assert cli.main(["init", "--repo", str(repo.path), "--base", "HEAD"]) == 0
+    return out.getvalue()
+
+
+def test_init_proposes_the_declared_graph_and_it_loads_as_the_same_graph(tmp_path: Path) -> None:
+    text = _init(tmp_path, _declared_base())
+    rules = tomllib.loads(text)["rules"]["dependency-direction"]
+    assert sorted(rules["layers"]) == ["@beacon/collector: @beacon/collector", "@beacon/dashboard: @beacon/dashboard",
+                                       "@beacon/wire: @beacon/wire"]
+    assert rules["allowed"] == ["@beacon/collector -> @beacon/wire", "@beacon/dashboard -> @beacon/wire",
+                                "@beacon/wire -> @beacon/wire"]
+    assert "packages/collector/package.json:6 `@beacon/collector` declares `@beacon/wire`" in text
+    graph = parse_graph(tuple(rules["layers"]), tuple(rules["allowed"]))
+    assert graph.allowed("@beacon/dashboard", "@beacon/wire") and not graph.allowed("@beacon/dashboard", "@beacon/collector")
+
+
+def test_init_leaves_opencodes_graph_to_the_defaults(tmp_path: Path) -> None:
+    assert "dependency-direction" not in tomllib.loads(_init(tmp_path, _shared())).get("rules", {})

@@ -418,3 +418,8 @@ class Corpus:
         """TypeScript files of the base tree whose text matches any (with `all_match`, every one)
         of `patterns` (extended regexes)."""
         return self.tree.files_matching(patterns, all_match)
+
+    @cached_property
+    def production(self) -> Production:
+        """Which files of the base tree are production code (as `ReviewContext.production`)."""
+        return Production(self.tree.text)

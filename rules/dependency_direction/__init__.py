@@ -24,11 +24,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Iterator
 
-from reviewer.engine.api import Family
+from reviewer.engine.api import Family, Proposal
 from reviewer.engine.template import Reading, Template
 from reviewer.text import plural
 from reviewer.report.model import Finding
 from reviewer.rules.dependency_direction.judge import Tally, judge
+from reviewer.rules.dependency_direction.declared import applies, declared_graph
 from reviewer.rules.dependency_direction.layers import LayerConfigError, LayerGraph, parse_graph
 from reviewer.rules.dependency_direction.sites import sites, understood_errors
 from reviewer.rules.dependency_direction.spec import (
@@ -41,7 +42,7 @@ from reviewer.rules.dependency_direction.spec import (
 from reviewer.rules.dependency_direction.workspace import Workspace
 
 if TYPE_CHECKING:
-    from reviewer.engine.context import ReviewContext
+    from reviewer.engine.context import Corpus, ReviewContext
 
 # Words an ERROR region must hold for it to hide an import site.
 _IMPORT_WORDS = ("import", "export", "require")
@@ -59,26 +60,50 @@ class Run:
     tally: Tally = field(default_factory=Tally)
 
 
+def _is_default(ctx: "ReviewContext") -> bool:
+    return all(tuple(ctx.options.get(o.name, o.default)) == tuple(o.default) for o in OPTIONS
+               if o.name in ("layers", "allowed"))
+
+
+def _graph(ctx: "ReviewContext", workspace: Workspace) -> LayerGraph:
+    """The configured graph; when reviewer.toml sets none and the defaults name no package of this
+    workspace, the graph its manifests declare (declared.py); else the defaults, which then hold nothing."""
+    graph = parse_graph(ctx.opts.layers, ctx.opts.allowed)
+    if not _is_default(ctx) or applies(graph.layers, workspace.packages):
+        return graph
+    manifests = [f.path for f in ctx.changeset.files if f.path.endswith("package.json")]
+    declared = declared_graph(ctx.base, ctx.production, ctx.patched, manifests)
+    return declared.graph if declared is not None else graph
+
+
 def _start(ctx: "ReviewContext") -> Run:
     if ctx.opts.type_imports not in (TYPE_IMPORTS_ALLOWED, TYPE_IMPORTS_CHECKED):
         raise LayerConfigError(
             f"type_imports must be {TYPE_IMPORTS_ALLOWED!r} or {TYPE_IMPORTS_CHECKED!r}, not {ctx.opts.type_imports!r}"
         )
-    return Run(ctx, parse_graph(ctx.opts.layers, ctx.opts.allowed), Workspace(ctx))
+    workspace = Workspace(ctx)
+    return Run(ctx, _graph(ctx, workspace), workspace)
 
 
 def _layered(run: Run) -> tuple[str, ...]:
-    """The changed source files that belong to a layer (a file in none has no edge to judge)."""
+    """The changed source files that belong to a layer (a file in none has no edge to judge). A layer
+    owning its packages' folders owns their production files: a package's tests may load its devDependencies."""
+    globbed = {layer.name for layer in run.graph.layers if layer.paths}
     for path in run.ctx.changeset.source_paths():
         layer = run.graph.of_path(path, run.workspace.folders)
-        if layer is not None:
+        if layer is not None and (layer in globbed or not run.ctx.production.why_not(path)):
             run.layers[path] = layer
     return tuple(sorted(run.layers))
 
 
 def _nothing(ctx: "ReviewContext") -> str:
-    graph = parse_graph(ctx.opts.layers, ctx.opts.allowed)
+    graph = _graph(ctx, Workspace(ctx))
+    if graph.origin:
+        return f"no changed production file of a workspace package ({len(graph.layers)} declare {graph.origin})"
     shown = "; ".join(f"{layer.name}: {', '.join(layer.paths + layer.packages)}" for layer in graph.layers)
+    if _is_default(ctx):
+        return (f"no changed TypeScript file in a layer; reviewer.toml sets no layer graph, the default one "
+                f"({shown}) names no package here, and no workspace of two or more packages declares one")
     return f"no changed TypeScript file in a layer ({shown})"
 
 
@@ -99,6 +124,8 @@ def _proved(run: Run, findings: tuple[Finding, ...]) -> str:
     t, layers = run.tally, [run.layers[p] for p in run.changed]
     parts = [f"{plural(t.sites, 'import site')} in {plural(len(layers), 'changed file')} of layer(s) "
              + ", ".join(sorted(set(layers)))]
+    if run.graph.origin:
+        parts[0] += f" (the layer graph is {run.graph.origin}: reviewer.toml sets none)"
     if t.crossing:
         parts.append(f"{t.crossing} cross to another layer along allowed edges")
     if t.type_only:
@@ -108,6 +135,24 @@ def _proved(run: Run, findings: tuple[Finding, ...]) -> str:
     if t.unresolved:
         parts.append(f"{t.unresolved} not resolved to a layer")
     return "; ".join(parts)
+
+
+def _infer(corpus: "Corpus") -> tuple[Proposal, ...]:
+    """For `reviewer init`: the graph the review would use, as `layers`/`allowed` entries with evidence."""
+    defaults = all(tuple(corpus.options.get(o.name, o.default)) == tuple(o.default) for o in OPTIONS
+                   if o.name in ("layers", "allowed"))
+    declared = declared_graph(corpus.tree, corpus.production) if defaults else None
+    if declared is None or applies(parse_graph(corpus.opts.layers, corpus.opts.allowed).layers,
+                                   declared.manifests):
+        return ()
+    graph = declared.graph
+    layers = tuple(f"{layer.name}: {layer.name}" for layer in sorted(graph.layers, key=lambda la: la.name))
+    # Every package gets an entry, `x -> x` (itself only) when it declares none: an `allowed` left to the
+    # defaults would name opencode's layers.
+    allowed = tuple(f"{name} -> {', '.join(sorted(graph.edges.get(name, ()))) or name}"
+                    for name in sorted(layer.name for layer in graph.layers))
+    looked = "workspace packages (package.json files below the root) and the workspace packages they declare"
+    return (Proposal("layers", layers, declared.evidence, looked), Proposal("allowed", allowed, declared.evidence, looked))
 
 
 TEMPLATE = Template(
@@ -136,4 +181,5 @@ FAMILY = Family(
     checks=CHECKS,
     run=TEMPLATE.run,
     options=OPTIONS,
+    infer=_infer,
 )

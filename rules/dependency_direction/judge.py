@@ -115,6 +115,8 @@ def _violation(
     spec = f"`{site.specifier}`"
     kind = "" if site.kind in ("import", "export") else f" ({site.describe})"
     hint = " (or `import type` if only its types are needed)" if ctx.opts.type_imports != TYPE_IMPORTS_CHECKED else ""
+    if graph.origin:
+        return _undeclared(ctx, graph, site, source, layer, target, related, anchor, verb, kind, hint)
     return ctx.finding(
         "layer-violation",
         title=f"`{source}` depends on `{layer}` at run time",
@@ -131,6 +133,34 @@ def _violation(
             "(its services, side effects and runtime-only dependencies)",
             f"`{source}` can no longer load or ship without `{layer}`: it breaks where `{layer}` cannot run "
             f"and whenever `{layer}` changes, and the packages may form a cycle",
+        ),
+        anchor=anchor,
+    )
+
+
+def _undeclared(ctx: "ReviewContext", graph: LayerGraph, site: Site, source: str, layer: str, target: Target,
+                related: tuple[Location, ...], anchor: str, verb: str, kind: str, hint: str) -> Finding:
+    """A layer violation against the graph the workspace's manifests declare (declared.py)."""
+    why = graph.why.get((source, layer))
+    declared = ", ".join(f"`{n}`" for n in graph.may_import(source)) or "none"
+    return ctx.finding(
+        "layer-violation",
+        title=f"`{source}` loads `{layer}`, which its package.json does not declare",
+        message=(
+            f"`{site.written}`{kind} {verb} `{site.specifier}`{_where(target)}, the workspace package `{layer}`, "
+            f"from `{source}` code; of the workspace's packages `{source}` declares {declared}, not `{layer}`"
+            + (f" ({why})" if why else "") + ". With no layer graph in reviewer.toml, the dependencies each "
+            "package.json declares are the graph. Import from a package it declares" + hint
+            + ", or declare the dependency where that keeps the packages acyclic."
+        ),
+        location=Location(site.path, site.line, site.end_line),
+        related=related,
+        failure_sequence=(
+            f"inside the workspace line {site.line} resolves only because every package is linked beside every other",
+            f"`{source}` is installed, bundled or built on its own, or before `{layer}` (dependency order "
+            "follows the manifests)",
+            f"loading `{site.path}` fails to resolve `{site.specifier}`, or drags `{layer}`'s module graph "
+            f"into `{source}` unseen by every tool that reads the manifests",
         ),
         anchor=anchor,
     )

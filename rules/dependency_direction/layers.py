@@ -7,7 +7,8 @@ malformed entry raises `LayerConfigError`: the family then fails closed
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Mapping
 
 from reviewer.engine.globs import matches
 
@@ -27,6 +28,9 @@ class Layer:
 class LayerGraph:
     layers: tuple[Layer, ...]
     edges: dict[str, frozenset[str]]  # importing layer -> layers it may import (itself excluded)
+    origin: str = ""  # where the graph comes from when not configured (declared.py)
+    # (importing layer, imported layer) -> why a forbidden edge is forbidden, beyond the graph itself
+    why: Mapping[tuple[str, str], str] = field(default_factory=dict)
 
     def names(self) -> tuple[str, ...]:
         return tuple(layer.name for layer in self.layers)

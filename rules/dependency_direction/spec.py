@@ -45,7 +45,10 @@ OPTIONS: tuple[Option, ...] = (
         "The layers, one per entry: `<layer>: <member>, <member>…`. A member holding a `/` and not starting "
         "with `@` is a path glob (`**` crosses directories) of the layer's files; any other member is a package "
         "name (`@scope/name` or `name`), covering its subpaths (`@opencode-ai/core/session`). A layer without "
-        "path globs owns the directories of its workspace packages.",
+        "path globs owns the production files of its workspace packages (not their tests or scripts). When "
+        "neither `layers` nor `allowed` is configured and the defaults name no workspace package, the graph is "
+        "the one the workspace's package.json manifests declare: one layer per package, an edge per declared "
+        "workspace dependency.",
     ),
     Option(
         "allowed",
