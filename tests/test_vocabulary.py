@@ -372,3 +372,29 @@ def test_vocabulary_defaults_are_names_not_common_words() -> None:
     short = sorted({(f.id, o.name, w) for f in discover() for o in f.options if o.vocabulary
                     for w in words(o.default) if len(w) < 4})
     assert not short, short
+
+
+MAILBOX = """\
+export const post = (sql: any, id: string, body: string) =>
+  sql`INSERT INTO mailbox (id, body) VALUES (${id}, ${body})`
+
+export const seize = (sql: any, id: string, worker: string, until: number, now: number) =>
+  sql`UPDATE mailbox SET taken_by = ${worker}, taken_until = ${until} WHERE id = ${id} AND (taken_until IS NULL OR taken_until < ${now})`
+
+export const enlist = (sql: any, id: string, worker: string, until: number) =>
+  sql`INSERT INTO mailbox (id, body, taken_by, taken_until) VALUES (${id}, '', ${worker}, ${until})`
+
+export const free = (sql: any, id: string) => sql`UPDATE mailbox SET taken_by = NULL, taken_until = NULL WHERE id = ${id}`
+"""
+
+
+def test_an_insert_that_writes_no_lease_column_is_not_an_acquire(tmp_path: Path) -> None:
+    """Enqueueing a row into a table raw SQL leases by compare-and-set writes no holder and no expiry:
+    it is not the lease's acquire (a queue's offer was proposed as one); the CAS update and an insert
+    that sets the holder are."""
+    repo = Repo(tmp_path / "repo")
+    repo.commit({"src/mailbox.ts": MAILBOX}, "base")
+    text = _init(repo.path)
+    lease = tomllib.loads(text)["rules"]["lease-renewal"]
+    assert lease["acquire"] == ["enlist", "seize"], text  # an insert that sets the holder takes
+    assert lease["release"] == ["free"], text

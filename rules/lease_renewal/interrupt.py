@@ -66,9 +66,9 @@ def _hook_finding(scan: Scan, cb: Callback, path: tuple[Call, ...]) -> Finding:
     related.extend(_invoker_callers(scan, cb.prop, [cb]))
     at = "" if release.path == cb.path and cb.line <= release.line <= cb.end_line else f" ({release.path}:{release.line})"
     message = (
-        f"The `{cb.prop}` hook at {cb.path}:{cb.line} runs `{release.callee}`{at}, deleting the Session's claim row while the interruption is being "
+        f"The `{cb.prop}` hook at {cb.path}:{cb.line} runs `{release.callee}`{at}, deleting the claim row while the interruption is being "
         f"committed.{invoker_note} The runner's finalizers "
-        "(tool fibers, scope cleanup) run only after that commit, so the Session's lock is gone while the old "
+        "(tool fibers, scope cleanup) run only after that commit, so the lease is gone while the old "
         "run still executes. Record the interruption in the commit (e.g. `phase: \"interrupted\"`) and release "
         "the claim in the run's own finalizer or the coordinator's interrupt cleanup."
     )
@@ -87,8 +87,8 @@ def _interrupt_sequence(release: Call) -> list[str]:
     return [
         f"Cancellation commits Step.Interrupted and `{release.callee}` deletes the claim row",
         "the runner keeps running its finalizers (interrupting tool fibers, scope cleanup), which can block",
-        "another process (or the next wake) inserts a successor claim for the same Session and starts it",
-        "two owners run the Session at once; the old run's heartbeat then finds its claim Lost",
+        "another process (or the next wake) inserts a successor claim for the same work and starts it",
+        "two owners run the same work at once; the old run's heartbeat then finds its claim Lost",
     ]
 
 

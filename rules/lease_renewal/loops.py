@@ -179,7 +179,7 @@ def _check_joined(scan: Scan, loop: Loop) -> Iterator[Finding]:
                 "the heartbeat renews the claim in a forked fiber",
                 "the claim is lost (deleted in a commit, or expired and taken over)",
                 f"`{fx.last(loop.renew.callee)}` fails with Lost and the forked fiber dies; nobody observes its exit",
-                "the guarded work runs on without a claim while another owner runs the Session",
+                "the guarded work runs on without a claim while another owner runs the same work",
             ],
             anchor=f"{loop.renew.normalized}:{loop.fork}",
         )
@@ -342,7 +342,7 @@ def _period_finding(scan: Scan, loop: Loop, period: float, lease: float, source:
             f"{_ms(lease)} pass without a renewal",
             "the claim's expires_at passes while the run is still working",
             "startup recovery or another process takes the claim over",
-            "the next renewal fails with Lost after the new owner already started the Session",
+            "the next renewal fails with Lost after the new owner already started the same work",
         ],
         anchor=f"{loop.renew.normalized}:{schedule.normalized}",
     )

@@ -252,17 +252,17 @@ def _lost_finding(
         title=f"Lost claim swallowed{(' on `' + fx.last(subject.callee) + '`') if subject else ''}",
         message=(
             f"{why}{target} at {location.path}:{location.line}; {handler}. A Lost claim means another owner may hold "
-            "the Session, so the run must fail closed (let the failure through, or `Effect.orDie`) instead of "
+            "the work, so the run must fail closed (let the failure through, or `Effect.orDie`) instead of "
             "reporting a clean stop without the lock."
         ),
         location=location,
         related=fx.unique_sorted(related),
         failure_sequence=[
             "the claim is lost while this run still works: deleted by an interruption commit, or expired and taken over",
-            "another process starts the Session with a fresh claim",
+            "another process starts the same work with a fresh claim",
             f"this run's {'renewal/release' if subject is None else '`' + fx.last(subject.callee) + '`'} fails with Lost "
             "and the handler turns it into success",
-            "the caller sees a clean stop and nothing fails closed while the new owner runs the Session",
+            "the caller sees a clean stop and nothing fails closed while the new owner runs the same work",
         ],
         anchor=(stage.normalized if stage is not None else call.normalized),
     )

@@ -222,15 +222,15 @@ def _outside_finding(scan: Scan, call: Call) -> Finding:
         message=(
             f"{shown} at {call.path}:{call.line} runs {where} with role {role}: it is not a finalizer of "
             "the run in the execution module, nor the cleanup handed to the coordinator's interrupt. Releasing the "
-            "claim there frees the Session's lock while the run or its finalizers may still be executing. Move the "
+            "claim there frees the lease while the run or its finalizers may still be executing. Move the "
             "release into the run's `Effect.onExit`/`Effect.ensuring` (or the coordinator's cleanup)."
         ),
         location=fx.call_loc(call),
         related=fx.unique_sorted(related),
         failure_sequence=[
             f"`{released}` deletes the claim row while the run is still in progress",
-            "another process (or the next wake) sees no claim and inserts its own for the Session",
-            "both runs append events and tool outcomes for the same Session",
+            "another process (or the next wake) sees no claim and inserts its own for the same work",
+            "both runs append events and tool outcomes for the same work",
             "the first run's next renewal finds its claim Lost only after the damage is done",
         ],
         anchor=call.normalized,

@@ -121,14 +121,16 @@ def infer(corpus: "Corpus") -> tuple[Proposal, ...]:
 
 def _kind_by_shape(statement: "SqlStatement | None", lease_columns: set[str]) -> str | None:
     """What a raw SQL write does to a lease, whatever its function is called: a delete, or an update
-    that only clears, releases; an insert takes; an update that only moves times renews, one that
+    that only clears, releases; an insert that writes a lease column takes; an update that only moves times renews, one that
     also writes the holder takes over. None for drizzle's builders (their name decides)."""
     if statement is None:
         return None
     if statement.operation == "delete":
         return "release"
     if statement.operation == "insert":
-        return "acquire"
+        # A row enqueued without a holder or an expiry (a queue's offer) takes nothing; an INSERT
+        # without a column list writes every column, the lease's among them.
+        return "acquire" if not statement.writes or set(statement.writes) & lease_columns else None
     if statement.operation != "update" or not set(statement.writes) & lease_columns:
         return None
     if statement.clears:
