@@ -444,13 +444,24 @@ def main(argv: Sequence[str] | None = None) -> int:
     # cleanup can then never leave anything behind.
     if on_main_thread:
         signal.pthread_sigmask(signal.SIG_BLOCK, held)
-        previous[signal.SIGTERM] = signal.signal(signal.SIGTERM, _on_sigterm)
-        # The program's early handler (reviewer/__init__.py) exits on the spot;
-        # from here on an interrupt must unwind so the scratch directory goes.
-        if signal.getsignal(signal.SIGINT) is _stop_early:
-            previous[signal.SIGINT] = signal.signal(signal.SIGINT, signal.default_int_handler)
     previous_tempdir = tempfile.tempdir
-    scratch = tempfile.mkdtemp(prefix="reviewer-")
+    try:
+        if on_main_thread:
+            previous[signal.SIGTERM] = signal.signal(signal.SIGTERM, _on_sigterm)
+            # The program's early handler (reviewer/__init__.py) exits on the spot;
+            # from here on an interrupt must unwind so the scratch directory goes.
+            if signal.getsignal(signal.SIGINT) is _stop_early:
+                previous[signal.SIGINT] = signal.signal(signal.SIGINT, signal.default_int_handler)
+        scratch = tempfile.mkdtemp(prefix="reviewer-")
+    except BaseException:
+        # No scratch directory (an unwritable TMPDIR): the caller's handlers and signal mask come back
+        # as they were, or a host calling main() would go on with SIGINT and SIGTERM blocked, and so
+        # would every process it starts.
+        if on_main_thread:
+            for signum, handler in previous.items():
+                signal.signal(signum, handler if handler is not None else signal.SIG_DFL)
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, held)
+        raise
     tempfile.tempdir = scratch
     try:
         try:

@@ -22,6 +22,19 @@ import pytest
 
 from reviewer.cli import main
 
+def _default_signals() -> None:
+    """Runs in each child before it execs: a shell starts a background job (a CI runner's step, a
+    `make test &`) with SIGINT ignored, the child inherits that, and the reviewer rightly keeps an
+    ignored signal ignored. These tests are about the default dispositions, so they start from them."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT, signal.SIGTERM})  # a blocked mask is inherited too
+
+
+def _run(cmd: list[str], **kwargs) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(cmd, capture_output=True, text=True, preexec_fn=_default_signals, **kwargs)
+
+
 STOPPED = {signal.SIGINT: ("interrupted", 130), signal.SIGTERM: ("terminated", 143)}
 
 # Stands in for site's sitecustomize (first on PYTHONPATH, so it runs at the end
@@ -80,7 +93,7 @@ def test_a_signal_at_any_point_of_the_imports_ends_in_one_line_and_130_or_143(tm
     from the package's first import to the last one main() makes: each ends as main() ends it."""
     cmd = _entry_points()[entry]
     record = tmp_path / "imports.txt"
-    complete = subprocess.run(cmd, capture_output=True, text=True, timeout=120,
+    complete = _run(cmd, timeout=120,
                               env=_hooked(tmp_path, RECORD_IMPORTS=str(record)))
     assert complete.returncode == 0 and complete.stdout.count("\n") > 10, complete.stderr  # the rules listing
     names = list(dict.fromkeys(record.read_text().split()))
@@ -91,7 +104,7 @@ def test_a_signal_at_any_point_of_the_imports_ends_in_one_line_and_130_or_143(tm
     problems = []
     for name in points:
         for sig, (word, code) in STOPPED.items():
-            done = subprocess.run(cmd, capture_output=True, text=True, timeout=120,
+            done = _run(cmd, timeout=120,
                                   env=_hooked(tmp_path, SIGNAL_AT_IMPORT=f"{name}:{sig.name}"))
             if (done.returncode, done.stdout, done.stderr) != (code, "", f"reviewer: {word}; no verdict\n"):
                 problems.append(f"{sig.name} at the import of {name}: exit {done.returncode}, "
@@ -114,7 +127,7 @@ def test_a_signal_during_the_cli_imports_is_one_line(tmp_path: Path, entry: str,
     interpreter's own startup never imports, sends it), long before main() runs."""
     (tmp_path / "argparse.py").write_text(SHIM)
     env = {**os.environ, "PYTHONPATH": str(tmp_path), "SIGNAL_DURING_IMPORT": sig.name}
-    done = subprocess.run(_entry_points()[entry], capture_output=True, text=True, env=env, timeout=60)
+    done = _run(_entry_points()[entry], env=env, timeout=60)
     word, code = STOPPED[sig]
     assert (done.returncode, done.stdout, done.stderr) == (code, "", f"reviewer: {word}; no verdict\n")
 
@@ -127,8 +140,21 @@ def test_importing_the_package_leaves_signal_handling_alone() -> None:
         "print(signal.getsignal(signal.SIGINT) is signal.default_int_handler,"
         " signal.getsignal(signal.SIGTERM) == signal.SIG_DFL)\n"
     )
-    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
+    done = _run([sys.executable, "-c", probe], timeout=60)
     assert (done.returncode, done.stdout) == (0, "True True\n"), done.stderr
+
+
+def test_main_that_cannot_make_its_scratch_directory_leaves_the_callers_signals_alone(tmp_path: Path, monkeypatch) -> None:
+    """An unwritable TMPDIR fails main() before its run starts: the caller's handlers and signal mask
+    are as they were (a mask left blocking SIGINT would be inherited by every process the host starts)."""
+    import tempfile
+
+    before = signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM), signal.pthread_sigmask(signal.SIG_BLOCK, [])
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "missing"))
+    with pytest.raises(OSError):
+        main(["rules"])
+    after = signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM), signal.pthread_sigmask(signal.SIG_BLOCK, [])
+    assert after == before
 
 
 def test_main_in_process_restores_the_callers_handlers(capsys) -> None:
