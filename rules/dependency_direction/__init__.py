@@ -22,7 +22,7 @@ This package: the declarations (`spec`), the graph (`layers`), resolution
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Iterator
+from typing import TYPE_CHECKING, Any, Iterator, Mapping
 
 from reviewer.engine.api import Family, Proposal
 from reviewer.engine.template import Reading, Template
@@ -60,8 +60,9 @@ class Run:
     tally: Tally = field(default_factory=Tally)
 
 
-def _is_default(ctx: "ReviewContext") -> bool:
-    return all(tuple(ctx.options.get(o.name, o.default)) == tuple(o.default) for o in OPTIONS
+def _is_default(options: Mapping[str, Any]) -> bool:
+    """reviewer.toml sets neither `layers` nor `allowed` (or sets them to the defaults)."""
+    return all(tuple(options.get(o.name, o.default)) == tuple(o.default) for o in OPTIONS
                if o.name in ("layers", "allowed"))
 
 
@@ -69,7 +70,7 @@ def _graph(ctx: "ReviewContext", workspace: Workspace) -> LayerGraph:
     """The configured graph; when reviewer.toml sets none and the defaults name no package of this
     workspace, the graph its manifests declare (declared.py); else the defaults, which then hold nothing."""
     graph = parse_graph(ctx.opts.layers, ctx.opts.allowed)
-    if not _is_default(ctx) or applies(graph.layers, workspace.packages):
+    if not _is_default(ctx.options) or applies(graph.layers, workspace.packages):
         return graph
     manifests = [f.path for f in ctx.changeset.files if f.path.endswith("package.json")]
     declared = declared_graph(ctx.base, ctx.production, ctx.patched, manifests)
@@ -101,7 +102,7 @@ def _nothing(ctx: "ReviewContext") -> str:
     if graph.origin:
         return f"no changed production file of a workspace package ({len(graph.layers)} declare {graph.origin})"
     shown = "; ".join(f"{layer.name}: {', '.join(layer.paths + layer.packages)}" for layer in graph.layers)
-    if _is_default(ctx):
+    if _is_default(ctx.options):
         return (f"no changed TypeScript file in a layer; reviewer.toml sets no layer graph, the default one "
                 f"({shown}) names no package here, and no workspace of two or more packages declares one")
     return f"no changed TypeScript file in a layer ({shown})"
@@ -139,9 +140,7 @@ def _proved(run: Run, findings: tuple[Finding, ...]) -> str:
 
 def _infer(corpus: "Corpus") -> tuple[Proposal, ...]:
     """For `reviewer init`: the graph the review would use, as `layers`/`allowed` entries with evidence."""
-    defaults = all(tuple(corpus.options.get(o.name, o.default)) == tuple(o.default) for o in OPTIONS
-                   if o.name in ("layers", "allowed"))
-    declared = declared_graph(corpus.tree, corpus.production) if defaults else None
+    declared = declared_graph(corpus.tree, corpus.production) if _is_default(corpus.options) else None
     if declared is None or applies(parse_graph(corpus.opts.layers, corpus.opts.allowed).layers,
                                    declared.manifests):
         return ()
