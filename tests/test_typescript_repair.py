@@ -204,3 +204,55 @@ def test_the_model_reads_sql_written_with_type_arguments() -> None:
     module = Program({"a.ts": TAGGED.decode()}.get).module("a.ts")
     found = [(s.operation, s.table, s.has_limit) for c in module.calls() if (s := sql_statement(c)) is not None]
     assert found == [("select", "workflow_run", True), ("select", "t", False)]
+
+
+# A template literal type with escaped backticks (Effect's `MissingSelfGeneric`) near the end of a file,
+# a dual signature after a multi-line conditional return type, and value templates with escapes.
+ESCAPED = b"""export const greeting = `say \\`hi\\` to ${name}`
+
+export interface Base<S> {
+  extend<Extended = never>(
+    identifier: string
+  ): {
+    <NewFields extends Fields>(
+      fields: NewFields
+    ): [Extended] extends [never] ? MissingSelfGeneric<"Base.extend"> : Inherit<
+      Class<Extended, NewFields>,
+      S
+    >
+    <Extension extends Struct>(
+      schema: Extension
+    ): [Extended] extends [never] ? MissingSelfGeneric<"Base.extend"> : Inherit<
+      Class<Extended, Extension>,
+      S
+    >
+  }
+}
+
+type MissingSelfGeneric<Usage extends string> =
+  `Missing \\`Self\\` generic - use \\`class Self extends ${Usage}<Self>(...)\\``
+
+export const release = (db: Db, id: string) => db.delete(Claims).where(eq(Claims.id, id))
+"""
+
+
+def test_escapes_in_a_template_literal_type_and_a_signature_after_a_long_return_type_parse() -> None:
+    parser = _parser()
+    plain = parser.parse(ESCAPED)
+    assert plain.root_node.has_error  # both gaps are real
+    tree = parse_repaired(parser, ESCAPED)
+    assert not tree.root_node.has_error, error_regions(tree)
+    assert len(tree.root_node.text) == len(ESCAPED)
+    assert set(_functions(tree)) == {"greeting", "release"}
+    # The value template keeps its escapes: only the type's text was blanked.
+    value = next(n for n in _walk(tree.root_node) if n.type == "template_string")
+    assert value.text == b"`say \\`hi\\` to ${name}`"
+    assert b"\\`" not in next(n for n in _walk(tree.root_node) if n.type == "template_literal_type").text
+
+
+def test_the_model_reads_a_value_templates_escapes_as_written() -> None:
+    from reviewer.typescript import Program
+
+    module = Program({"a.ts": ESCAPED.decode()}.get).module("a.ts")
+    assert module is not None and not module.has_errors
+    assert module.text == ESCAPED.decode() if hasattr(module, "text") else True
