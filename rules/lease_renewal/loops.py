@@ -15,6 +15,7 @@ from reviewer.report.model import Finding, Location
 from reviewer.typescript import Call, Expr, Program, names_in
 
 from reviewer.rules import _effect as fx
+from reviewer.rules.lease_renewal.giveup import GiveUp, gives_up
 from reviewer.rules.lease_renewal.plain import check_plain_joined, helper_calls, plain_loops
 from reviewer.rules.lease_renewal.scan import Loop, Scan
 
@@ -150,6 +151,10 @@ def _function_touched(touched: "ChangedFile | None", loop: Loop) -> bool:
 def _check_joined(scan: Scan, loop: Loop) -> Iterator[Finding]:
     if loop.joined_inline:
         return
+    closed = _failures_give_up(scan, loop)
+    if closed is not None:
+        scan.facts.append(f"the forked heartbeat at {loop.path}:{loop.line} gives the claim up on every failure: {closed.describe()}")
+        return
     usage, name = loop.outer.binding
     if usage not in ("bound", "discarded") or (name is not None and "." in name):
         return  # returned, handed on or stored on an object: someone else owns the fiber
@@ -184,6 +189,19 @@ def _check_joined(scan: Scan, loop: Loop) -> Iterator[Finding]:
             anchor=f"{loop.renew.normalized}:{loop.fork}",
         )
     )
+
+
+def _failures_give_up(scan: Scan, loop: Loop) -> GiveUp | None:
+    """A catch-everything stage before the fork whose handler gives up what the renewal holds: the fiber
+    never dies, and a failed renewal leaves nothing running on the claim, so nothing need wait on it."""
+    for stage in fx.stages_of(loop.renew):
+        if fx.matches(stage.name, scan.opts.fork):
+            return None
+        if stage.call is not None and stage.call.args and fx.matches(stage.name, scan.opts.catch_all):
+            found = gives_up(scan.program, stage.call.args[-1], loop.renew, stage.call, tuple(scan.opts.fail))
+            if found is not None:
+                return found
+    return None
 
 
 def _guarded_work(loop: Loop) -> Call | None:

@@ -16,6 +16,7 @@ from reviewer.typescript import Atom, Call, Exit, Expr, Program, exits, mentions
 from reviewer.rules import _effect as fx
 from reviewer.rules._escape import swallowed
 from reviewer.rules.lease_renewal.coordinator import is_coordinator_interrupt
+from reviewer.rules.lease_renewal.giveup import gives_up, renews_nothing, written
 from reviewer.rules.lease_renewal.loops import loops_in
 from reviewer.rules.lease_renewal.scan import Scan
 
@@ -53,8 +54,11 @@ def check_lost(scan: Scan) -> Iterator[Finding]:
             continue
         if not fx.yields_success(handler, opts.success) and not lost_succeeds:
             continue
+        subject = _subject(scan, call)
+        if subject is not None and _closed_otherwise(scan, subject, handler, call):
+            continue
         seen.add(call)
-        yield _lost_finding(scan, call, why, _subject(scan, call))
+        yield _lost_finding(scan, call, why, subject)
     # `renew(..).pipe(Effect.ignore)`, `Effect.either(renew(..))`, `Effect.race(renew(..), other)`,
     # `Effect.retry(renew(..), Schedule.forever)`: no handler to judge, the channel table says it
     claim_calls = [c for c in fx.iter_calls(program, scan.changed) if scan.is_renew(c) or scan.is_release(c)]
@@ -67,6 +71,8 @@ def check_lost(scan: Scan) -> Iterator[Finding]:
             continue
         if swallow.stage in seen or swallow.at in seen:
             continue
+        if _closed_otherwise(scan, call, None, None):
+            continue
         seen.add(swallow.stage)
         yield (
             _lost_finding(scan, swallow.at, swallow.why, call, swallow.stage, handler="nothing fails closed")
@@ -76,21 +82,19 @@ def check_lost(scan: Scan) -> Iterator[Finding]:
     )
 
 
-def _written(program: Program, handler: Expr) -> Expr:
-    """The code a handler argument stands for: itself when written inline; the function or `const` a
-    name denotes (`Effect.catchAll(swallow)`); the function a curried call returns (`quietly()`)."""
-    if handler.function is not None:
-        return handler
-    call = handler.call
-    if call is not None and call.callee_expr is not None:
-        maker = program.function_of(call.callee_expr)
-        inner = next(iter(returned_functions(maker)), None) if maker is not None else None
-        return inner.expr if inner is not None else handler
-    fn = program.function_of(handler)
-    if fn is not None:
-        return fn.expr
-    value = program.bound_value(handler)
-    return value if value is not None else handler
+def _closed_otherwise(scan: Scan, subject: Call, handler: Expr | None, catch: Call | None) -> bool:
+    """A swallowed failure that still fails closed: the renewal renews nothing (a probe), or the handler
+    gives up what the renewal holds (giveup.py). Said in the basis, never silent."""
+    if renews_nothing(scan.program, subject, tuple(fx.iter_calls(scan.program, [subject.path]))):
+        scan.facts.append(f"`{subject.callee}` at {subject.path}:{subject.line} renews an empty list (a probe): its failure holds nothing")
+        return True
+    if handler is None:
+        return False
+    found = gives_up(scan.program, handler, subject, catch, tuple(scan.opts.fail))
+    if found is None:
+        return False
+    scan.facts.append(f"the handler at {catch.path}:{catch.line} gives the claim up: {found.describe()}" if catch else found.describe())
+    return True
 
 
 def _lost_handler(scan: Scan, call: Call) -> tuple[Expr | None, str]:
@@ -98,7 +102,7 @@ def _lost_handler(scan: Scan, call: Call) -> tuple[Expr | None, str]:
     opts = scan.opts
     if not scan.is_catch(call):
         return None, ""  # decided before reading the arguments: most calls are not catches
-    args = tuple(_written(scan.program, a) for a in call.args)
+    args = tuple(written(scan.program, a) for a in call.args)
     if not args:
         return None, ""
     if fx.matches(call.callee, opts.catch_tag):
@@ -111,14 +115,14 @@ def _lost_handler(scan: Scan, call: Call) -> tuple[Expr | None, str]:
         for arg in args:
             for name, value in arg.props:
                 if name in shorts:
-                    value = _written(scan.program, value)
+                    value = written(scan.program, value)
                     return value, f"`{fx.strip_call_marks(call.callee)}({{ {name}: .. }})` catches the lost claim"
         return None, ""
     if fx.matches(call.callee, opts.catch_all):
         handler = args[-1]
         on_failure = call.args[-1].prop("onFailure")  # `matchEffect({ onFailure, onSuccess })`
         if on_failure is not None:
-            handler = _written(scan.program, on_failure)
+            handler = written(scan.program, on_failure)
         if mentions_lost(handler, opts):
             return handler, f"`{fx.strip_call_marks(call.callee)}` singles out the lost claim"
         if _subject(scan, call) is not None:

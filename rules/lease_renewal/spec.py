@@ -257,7 +257,13 @@ CHECKS: tuple[CheckSpec, ...] = (
             "\"either\" })`, and a `retry` whose schedule never ends. A value turned back into the failure "
             "(`Effect.flatten`, `Effect.failCause(exit.cause)` later in the same function) is not a finding. "
             "In plain async code: a renewal awaited in a `try` whose `catch` neither throws nor rejects, and a "
-            "renewal function that failed in the base when its write matched no row but no longer fails."
+            "renewal function that failed in the base when its write matched no row but no longer fails. "
+            "Two successes still fail closed and are not findings (the basis names them): a handler that "
+            "gives the claim up on every path it succeeds by, emptying or removing from the state the "
+            "renewal reads (`MutableHashSet.clear(owned)` when the renewal is `refresh(me, [...owned])`; "
+            "a path skipped on outer state only, an already-closed latch, is allowed; one chosen by the error "
+            "is not), and a renewal of an empty list where the same renewal elsewhere passes the held list "
+            "(a probe holds nothing). Clearing by assignment or `Ref.set` is not recognised."
         ),
         bad="SessionExecutionClaim.clear(db, claim).pipe(Effect.catchTag(\"Lost\", () => Effect.void))",
         good="SessionExecutionClaim.clear(db, claim).pipe(Effect.orDie)  // a lost claim is a defect of the run",
@@ -272,7 +278,9 @@ CHECKS: tuple[CheckSpec, ...] = (
             "lost, the heartbeat dies silently and the run carries on without the lock. The same holds for a "
             "helper that returns the repeated renewal (`keepAlive(db, id)` forked), and in plain async code for "
             "a heartbeat function (a loop that waits and renews, or a `setInterval` that renews) whose promise "
-            "is dropped (`void keepAlive(..)`) or bound and never read again."
+            "is dropped (`void keepAlive(..)`) or bound and never read again. A forked heartbeat whose "
+            "failures a catch-everything stage answers by giving the claim up (see lost-suppressed) never dies "
+            "and leaves no work on a lost claim: not a finding."
         ),
         bad=(
             "yield* SessionExecutionClaim.renew(db, claim).pipe(\n"
