@@ -4,6 +4,8 @@
     Layer.succeed(Locks, { renew: .. })        // so is this one
     const make = (raw: Raw) => Locks.of({ renew: (id) => raw.renew(id) })
     make({ renew: (id) => sql`UPDATE ..` })    // and this one, through the encoder
+    const make = Effect.gen(function* () { return { renew: .. } })
+    Layer.effect(Locks, make)                  // and an object a layer's constructor returns
 
 Callers reach a service's methods through its tag (`(yield* Locks).renew`,
 services.py), never through the function's own name: a vocabulary inferred
@@ -52,7 +54,7 @@ def implemented_tag(program: "Resolver", module: "Module", obj: ts.Node, hops: i
     """The name of the service tag an object literal implements, as callers name it (see the module's doc)."""
     call = _argument_of(module, obj)
     if call is None:
-        return None
+        return _layer_built(program, module, obj) if hops == 0 else None
     callee = sx.strip(sx.field(call, "function"))
     if callee is None:
         return None
@@ -94,3 +96,69 @@ def _argument_of(module: "Module", obj: ts.Node) -> ts.Node | None:
         return None
     call = module.index.parent(parent)
     return call if call is not None and call.type == "call_expression" else None
+
+
+# Layer constructors taking the tag, then what builds the service (data-first or curried).
+_LAYERS = frozenset({"Layer.effect", "Layer.scoped", "Layer.sync", "Layer.succeed"})
+_WRAPPERS = ("parenthesized_expression", "as_expression", "satisfies_expression")
+
+
+def _layer_built(program: "Resolver", module: "Module", obj: ts.Node) -> str | None:
+    """The tag a layer of this module builds from `obj`: the object returned by the generator of
+    `Effect.gen` (or a thunk) whose value, or the `const` holding it, a layer constructor is handed
+    with a service tag (`Layer.effect(Tag, make)`, `Layer.effect(Tag)(make)`)."""
+    layers = _layer_tags(program, module)
+    if not layers:
+        return None
+    index = module.index
+    parent = index.parent(obj)
+    while parent is not None and parent.type in _WRAPPERS:
+        parent = index.parent(parent)
+    if parent is None:
+        return None
+    if parent.type == "return_statement":
+        enclosing = index.enclosing_function(obj)
+        function = enclosing._node if enclosing is not None else None
+    elif sx.is_function(parent) and sx.field(parent, "body") is not None:
+        function = parent  # `() => ({ .. })`
+    else:
+        return None
+    if function is None:
+        return None
+    # The function, or the call it is handed to (`Effect.gen(function* () { .. })`), is the builder.
+    builder = function
+    holder = index.parent(builder)
+    if holder is not None and holder.type == "arguments":
+        outer = index.parent(holder)
+        if outer is not None and outer.type == "call_expression":
+            builder = outer
+    found = layers.get(sx.text(builder))
+    declarator = index.parent(builder)
+    if found is None and declarator is not None and declarator.type == "variable_declarator" and sx.field(declarator, "value") == builder:
+        name = sx.field(declarator, "name")
+        found = layers.get(sx.text(name)) if name is not None else None
+    return found
+
+
+def _layer_tags(program: "Resolver", module: "Module") -> dict[str, str]:
+    """What each layer constructor of the module is handed to build (as written) -> the tag it provides.
+    Worked out once per module: every object literal returned by a function asks."""
+    memo = module.index.__dict__.setdefault("_layer_tags", {})
+    if "tags" in memo:
+        return memo["tags"]
+    out: dict[str, str] = {}
+    for call in module.calls():
+        if call.callee.endswith("()"):  # `Layer.effect(Tag)(make)`
+            inner = call.callee_expr.call if call.callee_expr is not None else None
+            layer, built, tags = call.callee[:-2], call.args[:1], (inner.args[:1] if inner is not None else ())
+        else:
+            layer, built, tags = call.callee, call.args[1:2], call.args[:1]
+        if layer not in _LAYERS or not tags or not built:
+            continue
+        tag = tags[0]._node
+        if is_service_tag(program, module, tag):
+            name = cx.qualified_name(module, tag)
+            if name is not None:
+                out.setdefault(sx.text(built[0]._node), name)
+    memo["tags"] = out
+    return out
