@@ -31,7 +31,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from reviewer.typescript import Call, Expr, Function, Program, exits, guard_path, names_in, returned_functions, treatment
+from reviewer.typescript import Call, Expr, Function, GuardPath, Program, exits, guard_path, names_in, returned_functions, treatment
 
 from reviewer.rules import _effect as fx
 
@@ -80,13 +80,13 @@ def gives_up(program: Program, handler: Expr, subject: Call, catch: Call | None,
     return _Judge(program, held, fail, code).expr(code, _DEPTH)
 
 
-def renews_nothing(program: Program, subject: Call, calls: tuple[Call, ...]) -> bool:
-    """`subject` passes an empty list where another call of the same renewal passes a non-empty one."""
+def renews_nothing(program: Program, subject: Call) -> bool:
+    """`subject` passes an empty list where another call of the same renewal in its file passes a non-empty one."""
     empty = [i for i, arg in enumerate(subject.args) if _is_empty_list(arg)]
     if not empty:
         return False
-    for other in calls:
-        if other is subject or other.callee != subject.callee:
+    for other in program.calls(subject.callee, subject.path):
+        if other is subject:
             continue
         for i in empty:
             if i < len(other.args) and other.args[i].text.startswith("[") and not _is_empty_list(other.args[i]):
@@ -215,7 +215,7 @@ class _Judge:
             first = first or found
         return first
 
-    def _outer_choice(self, guards) -> bool:  # type: ignore[no-untyped-def]
+    def _outer_choice(self, guards: GuardPath) -> bool:
         """The path was chosen by state outside the handler (a latch, a flag it keeps): no guard folds to a
         constant, none names the handler's parameters or locals, and one names a binding from outside."""
         if not guards:
@@ -238,6 +238,6 @@ class _Judge:
         return outside
 
 
-def _prefix(site, end) -> bool:  # type: ignore[no-untyped-def]
+def _prefix(site: GuardPath, end: GuardPath) -> bool:
     site_guards, end_guards = tuple(site), tuple(end)
     return len(site_guards) <= len(end_guards) and end_guards[: len(site_guards)] == site_guards

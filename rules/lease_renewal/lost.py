@@ -85,7 +85,7 @@ def check_lost(scan: Scan) -> Iterator[Finding]:
 def _closed_otherwise(scan: Scan, subject: Call, handler: Expr | None, catch: Call | None) -> bool:
     """A swallowed failure that still fails closed: the renewal renews nothing (a probe), or the handler
     gives up what the renewal holds (giveup.py). Said in the basis, never silent."""
-    if renews_nothing(scan.program, subject, tuple(fx.iter_calls(scan.program, [subject.path]))):
+    if renews_nothing(scan.program, subject):
         scan.facts.append(f"`{subject.callee}` at {subject.path}:{subject.line} renews an empty list (a probe): its failure holds nothing")
         return True
     if handler is None:
