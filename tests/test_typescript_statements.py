@@ -12,6 +12,7 @@ from reviewer.typescript import (
     Call,
     Program,
     Atom,
+    assignments_in,
     block_exit,
     evaluate,
     exits,
@@ -297,6 +298,30 @@ def test_names_and_strings_ignore_comments_and_string_contents() -> None:
     assert "heartbeat" not in names and "throw" not in names and "void" not in names
     assert strings_in(call) == {"Lost", "will throw Effect.void"}
     assert not throws(call)
+
+
+def test_assignments_name_the_written_variable_and_its_stored_value() -> None:
+    program = _program(
+        """
+        let gaveUp = false
+        const h = Effect.sync(() => {
+          gaveUp = true
+          state.given = 1
+          count++
+          total += 2
+          const local = "not an assignment"
+          // seen = true
+          log("x = 1")
+        })
+        """
+    )
+    found = assignments_in(_call(program, "Effect.sync"))
+    assert set(found) == {"gaveUp", "state", "count", "total"}
+    assert [v.text for v in found["gaveUp"]] == ["true"]
+    assert found["state"] == (None,) and found["count"] == (None,) and found["total"] == (None,)
+    assert program.declared_at(_call(program, "log"), "gaveUp").line == 1
+    assert program.declared_at(_call(program, "log"), "local").line == 7
+    assert program.declared_at(_call(program, "log"), "unbound") is None
 
 
 def test_throws_sees_nested_callbacks() -> None:

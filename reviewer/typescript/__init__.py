@@ -14,6 +14,7 @@ from reviewer.typescript.flow import consumer, delegated, later_uses
 from reviewer.typescript.loops import CollectionLoop, collection_loops, repeating_spans
 from reviewer.typescript.callbacks import Callback, Invocation
 from reviewer.typescript.mentions import (
+    assignments_in,
     error_scope,
     mentions_name,
     mentions_string,
@@ -91,6 +92,7 @@ __all__ = [
     "switched_off",
     "throws",
     "words_on_lines",
+    "assignments_in",
     "error_scope",
     "arguments_of",
     "elements_of",

@@ -161,13 +161,18 @@ def resolve(module: Module, node: ts.Node) -> Binding | None:
     """The binding an identifier refers to: the one in the nearest scope around it that binds its
     name. None when no scope of this module does (a global), and in code that binds one name
     twice in one scope in ways that cannot both hold (`let x` beside `var x`: not valid code)."""
-    candidates = bindings(module).get(name_of(node), [])
+    return lookup(module, name_of(node), node)
+
+
+def lookup(module: Module, name: str, at: ts.Node) -> Binding | None:
+    """`resolve` for the name `name` as if written at `at`."""
+    candidates = bindings(module).get(name, [])
     if not candidates:
         return None
     by_scope: dict[int, list[Binding]] = {}
     for binding in candidates:
         by_scope.setdefault(binding.scope.id, []).append(binding)
-    for scope in (node, *module.index.ancestors(node)):
+    for scope in (at, *module.index.ancestors(at)):
         found = by_scope.get(scope.id)
         if not found:
             continue

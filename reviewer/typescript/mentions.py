@@ -37,6 +37,29 @@ def names_in(expr: Expr | Call) -> frozenset[str]:
     return frozenset(sx.text(leaf) for leaf in _leaves(node) if leaf.type in _NAMES)
 
 
+_WRITES = {"assignment_expression": "left", "augmented_assignment_expression": "left", "update_expression": "argument"}
+
+
+def assignments_in(expr: Expr | Call) -> dict[str, tuple[Expr | None, ...]]:
+    """The variables `expr` writes, each named by the root of its target (`state.given = true` writes
+    `state`), with the value each plain `=` of the variable itself stores (None for `+=`, `++`, `--`
+    and writes to a member)."""
+    module, node = _parts(expr)
+    out: dict[str, list[Expr | None]] = {}
+    for current in _cursor_walk(node, lambda n: n.type not in _NOT_INTO):
+        field = _WRITES.get(current.type)
+        target = sx.field(current, field) if field is not None else None
+        if target is None:
+            continue
+        plain = current.type == "assignment_expression" and target.type == "identifier"
+        while target is not None and target.type in ("member_expression", "subscript_expression", "parenthesized_expression"):
+            target = sx.field(target, "object") or (target.named_children[0] if target.named_children else None)
+        if target is not None and target.type in ("identifier", "this"):
+            right = sx.field(current, "right") if plain else None
+            out.setdefault(sx.text(target), []).append(Expr(module, right) if right is not None else None)
+    return {name: tuple(values) for name, values in out.items()}
+
+
 def strings_in(expr: Expr | Call) -> frozenset[str]:
     """The values of the string literals (and substitution-free templates) in `expr`."""
     _, node = _parts(expr)

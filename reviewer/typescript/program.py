@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Callable, Iterable, Iterator, Mapping
 import tree_sitter as ts
 
 from reviewer.change.changeset import SOURCE_SUFFIXES
+from reviewer.typescript import binder
 from reviewer.typescript import calls as cx
 from reviewer.typescript import handed as hd
 from reviewer.typescript import reach
@@ -326,6 +327,13 @@ class Program:
             return None
         module, node = found
         return module.index.expr(node)
+
+    def declared_at(self, expr: Expr, name: str) -> Expr | None:
+        """The declared name of the binding `name` (of any kind: `let`, parameter, import) as seen
+        where `expr` is written; None for a name no scope of its file binds (a global)."""
+        module = expr._module
+        found = binder.lookup(module, name, expr._node) if isinstance(module, Module) else None
+        return module.index.expr(found.node) if found is not None else None
 
     def fold(self, expr: Expr) -> Value | None:
         """The constant value of an arbitrary expression, if it folds."""

@@ -15,9 +15,11 @@ keeps running without the lock. This module says when a handler does that:
   `Effect.suspend`, `Effect.gen`) and in the effects and functions it names
   (`Effect.andThen(dropOwned)`);
 - the handler gives up when every way it produces success passes a give-up
-  first. One way out is excused: a path chosen by outer state only, never by
-  the error (`if (!healthy.close()) return Effect.void`: already given up).
-  A path chosen by the error (`e._tag === "Lost" ? Effect.void : drop`) is not.
+  first. One way out is excused: a path chosen by a latch the handler keeps,
+  never by the error (`if (!healthy.closeUnsafe()) return Effect.void`: already
+  given up). A flag the handler only reads (`if (tolerant) return Effect.void`)
+  is no latch, and a path chosen by the error
+  (`e._tag === "Lost" ? Effect.void : drop`) is not excused either.
 
 A renewal of nothing (`refresh(me, [])` where the same call elsewhere passes the
 held list) is a probe: its failure holds nothing either.
@@ -31,7 +33,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from reviewer.typescript import Call, Expr, Function, GuardPath, Program, exits, guard_path, names_in, returned_functions, treatment
+from reviewer.typescript import assignments_in, Call, Expr, Function, Guard, GuardPath, Program, exits, guard_path, names_in, returned_functions, treatment
 
 from reviewer.rules import _effect as fx
 
@@ -39,6 +41,8 @@ from reviewer.rules import _effect as fx
 _CLEARING = frozenset({"clear", "delete", "remove", "removeAll", "reset"})
 # Combinators that may never run an argument: a give-up inside them is no give-up on the path.
 _CONDITIONAL = frozenset({"Effect.when", "Effect.whenEffect", "Effect.unless", "Effect.unlessEffect", "Effect.if"})
+# Method prefixes that only read what they are called on: calling one keeps no record in it.
+_READS = ("is", "has", "get", "size", "contains", "includes", "peek", "read", "values", "keys", "entries", "to")
 _DEPTH = 4  # hops through thunks, named effects and helper functions
 
 
@@ -121,9 +125,8 @@ class _Judge:
 
     def __init__(self, program: Program, held: dict[Expr, str], fail: tuple[str, ...], handler: Expr) -> None:
         self.program, self.held, self.fail = program, held, fail
-        self.span = fx.span(handler)
+        self.code, self.span = handler, fx.span(handler)
         self.params: set[str] = set()  # parameters of every function entered: the error, the cause
-        self.anchor: Call | None = next(iter(handler.calls), None)
         self.memo: dict[tuple[int, int], GiveUp | None] = {}
 
     def clears(self, call: Call) -> GiveUp | None:
@@ -216,26 +219,46 @@ class _Judge:
         return first
 
     def _outer_choice(self, guards: GuardPath) -> bool:
-        """The path was chosen by state outside the handler (a latch, a flag it keeps): no guard folds to a
-        constant, none names the handler's parameters or locals, and one names a binding from outside."""
+        """The path was chosen by a latch the handler keeps: no guard folds to a constant or names the
+        handler's parameters or locals, and one names a binding from outside that the handler itself
+        writes (`healthy.closeUnsafe()`, `gaveUp = true`): a record that the work was given up already.
+        An outer flag the handler only reads (`if (tolerant) return Effect.void`) excuses nothing."""
         if not guards:
             return False
-        outside = False
+        kept = False
         for guard in guards:
             if self.program.fold(guard.test) is not None:
                 return False
             names = names_in(guard.test)
             if names & self.params:
                 return False
-            at = next(iter(guard.test.calls), None) or self.anchor
             for name in sorted(names):
-                value = self.program.bound_at(at, name) if at is not None else None
-                if value is None:
+                declared = self.program.declared_at(guard.test, name)
+                if declared is None:
                     continue
-                if fx.within(value, self.span):
+                if fx.within(declared, self.span):
                     return False  # derived inside the handler, perhaps from the error
-                outside = True
-        return outside
+                kept = kept or self._keeps(name, guard)
+        return kept
+
+    def _keeps(self, name: str, guard: Guard) -> bool:
+        """The handler (or the guard, in a helper it runs) writes `name`: calls a method on it that is
+        not a plain read, or assigns it. A flag assigned a constant must send the path past the give-up
+        once it holds that constant (`if (gaveUp) return ..; gaveUp = true`), not before
+        (`if (!gaveUp) return ..; gaveUp = true` swallows the first failure)."""
+        for call in (*guard.test.calls, *self.code.calls):
+            target = call.receiver if call.receiver is not None else next(iter(call.args), None)
+            if target is not None and target.identifier == name and not call.method.startswith(_READS):
+                return True
+        values = (*assignments_in(self.code).get(name, ()), *assignments_in(guard.test).get(name, ()))
+        if not values:
+            return False
+        stored = {self.program.fold(v) if v is not None else None for v in values}
+        if len(stored) != 1 or None in stored:
+            return True  # written, with no single constant to check the direction against
+        (constant,) = stored
+        decide = lambda atom: bool(constant) if atom.operator == "" and atom.left.identifier == name else None  # noqa: E731
+        return guard.value(decide) in (None, guard.holds)
 
 
 def _prefix(site: GuardPath, end: GuardPath) -> bool:

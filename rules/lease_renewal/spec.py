@@ -261,8 +261,10 @@ CHECKS: tuple[CheckSpec, ...] = (
             "Two successes still fail closed and are not findings (the basis names them): a handler that "
             "gives the claim up on every path it succeeds by, emptying or removing from the state the "
             "renewal reads (`MutableHashSet.clear(owned)` when the renewal is `refresh(me, [...owned])`; "
-            "a path skipped on outer state only, an already-closed latch, is allowed; one chosen by the error "
-            "is not), and a renewal of an empty list where the same renewal elsewhere passes the held list "
+            "a path skipped by a latch the handler itself keeps, already closed, is allowed: "
+            "`if (!healthy.closeUnsafe()) return Effect.void`, or `if (gaveUp) return ..` before "
+            "`gaveUp = true`; a flag it only reads, a flag tested the wrong way round, or a path chosen by "
+            "the error is not), and a renewal of an empty list where the same renewal elsewhere passes the held list "
             "(a probe holds nothing). Clearing by assignment or `Ref.set` is not recognised."
         ),
         bad="SessionExecutionClaim.clear(db, claim).pipe(Effect.catchTag(\"Lost\", () => Effect.void))",
