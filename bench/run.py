@@ -289,7 +289,9 @@ def errored_families(repo: Path, base: str, patch: Path) -> list[str]:
 
 
 def review_args(repo: Path, base: str, patch: Path, extra: list[str]) -> list[str]:
-    return ["review", "--repo", str(repo), "--base", base, "--patch", str(patch), "--no-state", *extra]
+    # Cold unless a cache is asked for: the default cache would make every run after the first warm.
+    cold = [] if "--cache-dir" in extra else ["--no-cache"]
+    return ["review", "--repo", str(repo), "--base", base, "--patch", str(patch), "--no-state", *cold, *extra]
 
 
 def patch_lines(patch: Path) -> int:
@@ -343,7 +345,7 @@ def phases_in_process(repo: str, base: str, patch: str) -> dict[str, float]:
     real_renderer = stored.renderer
     stored.renderer = lambda fmt: _timed(totals, f"render {fmt}", real_renderer(fmt))
     with contextlib.redirect_stdout(io.StringIO()):
-        cli.main(["review", "--repo", repo, "--base", base, "--patch", patch, "--no-state"])
+        cli.main(["review", "--repo", repo, "--base", base, "--patch", patch, "--no-state", "--no-cache"])
     totals["total in process"] = time.perf_counter() - t0
     return totals
 

@@ -98,7 +98,10 @@ def _add_state(p: argparse.ArgumentParser) -> None:
                    help="the state directory may have been written by someone else (e.g. restored from a CI cache): "
                         "never replay a stored verdict; review the previous version again from git objects for the delta")
     p.add_argument("--cache-dir", metavar="DIR",
-                   help="reuse rule results for an identical change from DIR (default: $REVIEWER_CACHE_DIR; safe to delete)")
+                   help="where facts about base trees and rule results for identical changes are kept and reused "
+                        "(default: $REVIEWER_CACHE_DIR, else <user cache>/reviewer; safe to delete)")
+    p.add_argument("--no-cache", action="store_true",
+                   help="neither read nor write the cache (CI whose home directory earlier steps could write)")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -150,11 +153,19 @@ def _request(args: argparse.Namespace, **changes):
         artifacts=tuple(args.artifact), expect_files=args.expect_files, config=args.config, overrides=overrides,
         scope=getattr(args, "scope", "changed"),
         allow_symlinks=args.allow_symlinks, allow_gitlinks=args.allow_gitlinks,
-        cache_dir=getattr(args, "cache_dir", None) or _env("REVIEWER_CACHE_DIR"),
+        cache_dir=_cache_dir(args),
         repo_id=getattr(args, "repo_id", None),
     )
     fields.update(changes)
     return Request(**fields)
+
+
+def _cache_dir(args: argparse.Namespace) -> str | None:
+    if getattr(args, "no_cache", False) or not hasattr(args, "cache_dir"):
+        return None
+    from reviewer.engine.cache import default_cache_dir
+
+    return args.cache_dir or _env("REVIEWER_CACHE_DIR") or str(default_cache_dir())
 
 
 def _env(name: str) -> str | None:

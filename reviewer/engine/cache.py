@@ -51,6 +51,12 @@ class Uncacheable(Exception):
     """Options that are not plain data: the family runs uncached rather than risk a wrong key."""
 
 
+def default_cache_dir() -> Path:
+    """`${XDG_CACHE_HOME:-~/.cache}/reviewer`, beside (not inside) the stored reviews' `.reviewer`."""
+    cache = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(cache) / "reviewer"
+
+
 # -- keys ---------------------------------------------------------------------------
 def _source_files(root: Path) -> Iterable[Path]:
     return sorted(p for p in root.rglob("*.py") if "__pycache__" not in p.parts)
@@ -205,11 +211,27 @@ class OutcomeCache:
     def __init__(self, root: str | os.PathLike[str]) -> None:
         self.root = Path(root)
 
-    def _path(self, key: str) -> Path:
-        return self.root / "outcomes" / key[:2] / f"{key[2:]}.json"
+    def _path(self, key: str, kind: str = "outcomes") -> Path:
+        return self.root / kind / key[:2] / f"{key[2:]}.json"
 
     def load(self, key: str) -> Outcome | None:
-        path = self._path(key)
+        payload = self.load_payload("outcomes", key)
+        if payload is None:
+            return None
+        try:
+            return outcome_from_data(payload)
+        except (ValueError, TypeError, _Invalid) as exc:
+            log.debug("cache entry %s is corrupt, ignored: %s", self._path(key), exc)
+            return None
+
+    def store(self, key: str, outcome: Outcome) -> None:
+        """Best effort: a cache that cannot be written only costs time."""
+        self.store_payload("outcomes", key, outcome_data(outcome))
+
+    def load_payload(self, kind: str, key: str) -> Any:
+        """The plain data stored under (`kind`, `key`), or None when there is none or it does not check
+        out (schema, key, checksum): the caller then computes it afresh, as without a cache."""
+        path = self._path(key, kind)
         try:
             raw = path.read_bytes()
         except FileNotFoundError:
@@ -223,17 +245,16 @@ class OutcomeCache:
                 raise _Invalid("schema or key mismatch")
             if entry["checksum"] != _checksum(entry["outcome"]):
                 raise _Invalid("checksum mismatch")
-            return outcome_from_data(entry["outcome"])
+            return entry["outcome"]
         except (ValueError, TypeError, _Invalid) as exc:  # json errors are ValueErrors
             log.debug("cache entry %s is corrupt, ignored: %s", path, exc)
             return None
 
-    def store(self, key: str, outcome: Outcome) -> None:
-        """Best effort: a cache that cannot be written only costs time."""
-        payload = outcome_data(outcome)
+    def store_payload(self, kind: str, key: str, payload: Any) -> None:
+        """Best effort, like `store`."""
         entry = {"schema": SCHEMA, "key": key, "checksum": _checksum(payload), "outcome": payload}
         data = json.dumps(entry, sort_keys=True).encode()  # ensure_ascii: lone surrogates survive
-        path = self._path(key)
+        path = self._path(key, kind)
         tmp: str | None = None
         try:
             path.parent.mkdir(parents=True, exist_ok=True)

@@ -174,6 +174,11 @@ class TreeView:
             self.prescan(words, [])
         return {w for w in words if self._words.get(w)}
 
+    def know_words(self, present: Mapping[str, bool]) -> None:
+        """Answers to `words_present` learnt earlier for this same tree (reviewer/engine/facts.py)."""
+        for word, found in present.items():
+            self._words.setdefault(word, found)
+
     def files_naming(self, words: list[str]) -> tuple[str, ...]:
         """The tree's TypeScript files in which one of `words` occurs as a whole word (one `git grep`)."""
         return self._repo.grep_word_files(self.tree, words, TYPESCRIPT_ONLY_SUFFIXES)

@@ -16,7 +16,8 @@ from reviewer.inputs.config import Config
 from reviewer.engine.context import ReviewContext, TreeView
 from reviewer.report.model import Finding, InvariantResult, InvariantStatus, Severity
 from reviewer.engine.api import Family, Outcome, derive_status
-from reviewer.engine.vocabulary import Vocabulary, resolve, say_when_blind
+from reviewer.engine.facts import resolve_cached
+from reviewer.engine.vocabulary import Vocabulary, say_when_blind
 
 if TYPE_CHECKING:
     from reviewer.engine.cache import OutcomeCache
@@ -93,8 +94,8 @@ def run_families(
     patched.remember(known)
     change = _change_digest(changeset) if cache is not None else None
     # Inference reads the base tree only when a family could look at something.
-    vocabularies = resolve(families, config, base, programs, infer=bool(changeset.source_paths()),
-                           budget_seconds=budget_seconds)
+    vocabularies = resolve_cached(cache, families, config, base, programs, infer=bool(changeset.source_paths()),
+                                  budget_seconds=budget_seconds)
     # Sorted by id so the report never depends on discovery order; families that judge the
     # others' findings run last (the results are sorted by id again at the end).
     for family in sorted(families, key=lambda f: (f.after_findings, f.id)):
