@@ -13,7 +13,7 @@ import sys as _sys
 
 __version__ = "0.1.0"
 # Bumped whenever a rule's behaviour changes, so stored reviews can tell.
-RULESET_VERSION = "2026.12.04.1"
+RULESET_VERSION = "2026.12.04.2"
 
 _STOPPED = {_signal.SIGINT: ("interrupted", 130), _signal.SIGTERM: ("terminated", 143)}
 

@@ -26,6 +26,7 @@ from reviewer.typescript import (
     exits,
     later_uses,
     mentions_name,
+    returned_functions,
     succeeds,
     throws,
 )
@@ -287,6 +288,53 @@ def yields_success(handler: Expr, success_names: Sequence[str]) -> bool:
             return True
         if end.value is not None and (matches(ref_name(end.value), success_names) or succeeds(ref_name(end.value))):
             return True
+    return False
+
+
+def written(program: Program, handler: Expr) -> Expr:
+    """The code a handler argument stands for: itself when written inline; the function or `const` a
+    name denotes (`Effect.catchAll(swallow)`); the function a curried call returns (`quietly()`)."""
+    if handler.function is not None:
+        return handler
+    call = handler.call
+    if call is not None and call.callee_expr is not None:
+        maker = program.function_of(call.callee_expr)
+        inner = next(iter(returned_functions(maker)), None) if maker is not None else None
+        return inner.expr if inner is not None else handler
+    fn = program.function_of(handler)
+    if fn is not None:
+        return fn.expr
+    value = program.bound_value(handler)
+    return value if value is not None else handler
+
+
+_HELPER_HOPS = 3
+_FUNCTIONS = frozenset({"arrow_function", "function_expression", "function", "generator_function"})
+
+
+def may_succeed(program: Program, handler: Expr, success_names: Sequence[str], hops: int = _HELPER_HOPS) -> bool:
+    """The handler (not shown to fail again) can produce a success: a success written in it, or in a
+    helper of this code base one of its ways out calls (`() => note(held)`), or in a callback one of
+    them hands on (`Match.tag("Lost", () => Effect.void)`). A way out nothing shows to succeed is no
+    proof that it fails: helpers are followed rather than taken on trust."""
+    if yields_success(handler, success_names):
+        return True
+    code = written(program, handler)
+    function = code.function if code.kind in _FUNCTIONS else None
+    if function is None or hops <= 0:
+        return False
+    for end in exits(function):
+        if end.value is None or end.kind == "throw":
+            continue
+        call = end.value.call
+        if call is not None and call.callee_expr is not None and call.receiver is None:
+            helper = program.function_of(call.callee_expr)
+            if helper is not None and may_succeed(program, helper.expr, success_names, hops - 1):
+                return True
+        for inner in end.value.calls:
+            for arg in inner.args:
+                if arg.kind in _FUNCTIONS and may_succeed(program, arg, success_names, hops - 1):
+                    return True
     return False
 
 

@@ -55,6 +55,7 @@ def test_linguist_marks_are_resolved_as_git_resolves_them(tmp_path: Path) -> Non
     "src/__tests__/lock.ts", "packages/a/test/lock.ts", "src/lock.test.ts", "src/lock.spec.tsx",
     "node_modules/pkg/index.js", "packages/a/dist/index.js", "src/types.d.ts", "e2e/flow.ts",
     "src/fixtures/worker.ts", "perfTest/latencyTest.js", "packages/a/bench/scan.ts", "benchmarks/run.ts",
+    "packages/effect/typetest/schema/Schema.tst.ts", "src/index.test-d.ts", "types/dtslint/index.ts",
 ])
 def test_conventional_non_production_paths(path: str) -> None:
     assert Production(lambda p: None).why_not(path)
@@ -62,7 +63,7 @@ def test_conventional_non_production_paths(path: str) -> None:
 
 @pytest.mark.parametrize("path", [
     "src/queue/worker.ts", "packages/core/src/session/run.ts", "lib/builder.ts", "src/perfMetrics.ts",
-    "src/benchmark.ts",
+    "src/benchmark.ts", "src/typetests.ts", "src/tstyche.ts",
 ])
 def test_production_paths(path: str) -> None:
     assert not Production(lambda p: None).why_not(path)

@@ -141,3 +141,21 @@ def test_the_cache_is_on_by_default_in_the_user_cache_and_off_with_no_cache(samp
     assert main(args) == 1
     assert capsys.readouterr().out == off
     assert _vocabulary_entries(tmp_path / "xdg" / "reviewer")
+
+
+def test_a_change_without_typescript_reads_the_same_report_from_a_warm_cache(tmp_path) -> None:
+    # Nothing is inferred for such a change, yet the check after the rules still asks which default
+    # names occur: the entry must not answer "absent" for words it never looked up.
+    # The base names the defaults (opencode's claim API), so which of them occur decides the report.
+    base = {"src/queue.ts": "export const stop = (db, claim) => SessionExecutionClaim.release(db, claim)\n",
+            "README.md": "queue\n"}
+    patched = {**base, "README.md": "queue, documented\n"}
+    repo, base_sha, patch_path, _ = make_change(tmp_path / "plain", base, patched)
+    change = (str(repo.path), base_sha, str(patch_path))
+    reference = _review(change, None)
+    cache = tmp_path / "cache"
+    assert _review(change, cache) == reference
+    for outcome in cache.glob("outcomes/*/*.json"):
+        outcome.unlink()
+    assert _vocabulary_entries(cache)
+    assert _review(change, cache) == reference

@@ -14,6 +14,8 @@ from reviewer.typescript import (
     Atom,
     assignments_in,
     block_exit,
+    copied_from,
+    runs_maybe,
     evaluate,
     exits,
     guards,
@@ -322,6 +324,36 @@ def test_assignments_name_the_written_variable_and_its_stored_value() -> None:
     assert program.declared_at(_call(program, "log"), "gaveUp").line == 1
     assert program.declared_at(_call(program, "log"), "local").line == 7
     assert program.declared_at(_call(program, "log"), "unbound") is None
+
+
+def test_copied_from_names_the_collections_an_argument_copies_whole() -> None:
+    program = _program(
+        """
+        refresh(me, [...held, ...pending], Array.from(owned), kept, [...held].filter((x) => !gone.has(x)), [a, b], f(x))
+        """
+    )
+    args = _call(program, "refresh").args
+    assert [[e.text for e in copied_from(a)] for a in args] == [
+        ["me"], ["held", "pending"], ["owned"], ["kept"], ["held"], [], [],
+    ]
+
+
+def test_runs_maybe_in_a_loop_or_a_try_block_not_in_its_catch() -> None:
+    program = _program(
+        """
+        const h = () => {
+          first()
+          for (const x of xs) inLoop()
+          while (again()) { inWhile() }
+          try { inTry() } catch (e) { inCatch() } finally { inFinally() }
+          if (ok) guarded()
+        }
+        """
+    )
+    fn = _call(program, "first").enclosing
+    maybe = {c.callee: runs_maybe(c, fn) for c in program.module("x.ts").calls()}
+    assert maybe == {"first": False, "inLoop": True, "again": True, "inWhile": True, "inTry": True,
+                     "inCatch": False, "inFinally": False, "guarded": False}
 
 
 def test_throws_sees_nested_callbacks() -> None:

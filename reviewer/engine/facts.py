@@ -68,7 +68,9 @@ def resolve_cached(
         # The words the check after the rules asks about (`vocabulary.say_when_blind`): every vocabulary option's.
         asked = sorted({w for f in families for o in f.options if o.vocabulary
                         for w in words(vocabularies[f.id].options.get(o.name, o.default))})
-        present = base.words_present(asked) if infer and asked else set()
+        # Asked even when nothing was inferred (no TypeScript changed): the check after the rules asks
+        # it of every n/a family, and a stored "absent" must never stand for "not looked up".
+        present = base.words_present(asked) if asked else set()
         try:
             cache.store_payload(KIND, key, _data(vocabularies, asked, present))
         except (TypeError, ValueError) as exc:  # options that are not plain data: review uncached

@@ -4,7 +4,8 @@ A family reviews code by what it is, not by the folder it sits in; the only
 files left out by default are those that are not the service's code:
 
 * tests, fixtures, mocks and benchmarks, by the conventions of the JavaScript ecosystem
-  (`test/`, `tests/`, `__tests__/`, `e2e/`, `fixtures/`, `bench/`, `perf/`, `*.test.*`, `*.spec.*`, ...);
+  (`test/`, `tests/`, `__tests__/`, `e2e/`, `fixtures/`, `bench/`, `perf/`, `*.test.*`, `*.spec.*`,
+  type-level tests such as `typetest/` and `*.tst.ts`, ...);
 * vendored and built code (`node_modules/`, `vendor/`, `third_party/`,
   `dist/`, `build/`, minified bundles, declaration files);
 * front-end code (`is_ui`: JSX files, modules importing a UI framework), which
@@ -31,6 +32,8 @@ NOT_PRODUCTION = (
     "**/test/**", "**/tests/**", "**/__tests__/**", "**/e2e/**", "**/__mocks__/**",
     "**/fixtures/**", "**/__fixtures__/**", "**/testdata/**", "**/test-utils/**",
     "**/*.test.*", "**/*.spec.*", "**/*.bench.*", "**/*.stories.*",
+    # type-level tests (tstyche, tsd, dtslint): assertions about types, never run as the service
+    "**/typetest/**", "**/typetests/**", "**/type-tests/**", "**/dtslint/**", "**/*.tst.*", "**/*.test-d.*",
     "**/bench/**", "**/benchmark/**", "**/benchmarks/**", "**/perf/**", "**/perfTest/**", "**/perf-test/**",
     "**/node_modules/**", "**/vendor/**", "**/third_party/**", "**/third-party/**",
     "**/dist/**", "**/build/**", "**/.next/**", "**/coverage/**",

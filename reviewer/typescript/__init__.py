@@ -33,9 +33,10 @@ from reviewer.typescript.references import Unresolved, returned_functions
 from reviewer.typescript.roles import DEFAULT_ROLES, Role, RoleTable
 from reviewer.typescript.sql import Statement as SqlStatement
 from reviewer.typescript.sql import statement as sql_statement
-from reviewer.typescript.statements import Guard, GuardPath, guard_path, guards
+from reviewer.typescript.statements import Guard, GuardPath, guard_path, guards, runs_maybe
 from reviewer.typescript.collections import (
     arguments_of,
+    copied_from,
     elements_of,
     member_of,
     members_of,
@@ -76,6 +77,7 @@ __all__ = [
     "flag_of",
     "flags_set",
     "guard_path",
+    "runs_maybe",
     "guards",
     "jumps_past",
     "later_uses",
@@ -95,6 +97,7 @@ __all__ = [
     "assignments_in",
     "error_scope",
     "arguments_of",
+    "copied_from",
     "elements_of",
     "member_of",
     "members_of",

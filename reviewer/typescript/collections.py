@@ -55,6 +55,31 @@ def spread_elements(program: Resolver, items: Iterable[Expr], depth: int = _MAX_
     return tuple(out[:_MAX_ITEMS])
 
 
+def copied_from(expr: Expr) -> tuple[Expr, ...]:
+    """The collections `expr` copies whole: each `...x` of an array literal (`[...held, ...pending]`,
+    also as the receiver of a chain: `[...held].filter(..)`), the argument of `Array.from(x)`, or
+    `expr` itself when it is a bare name."""
+    node = sx.strip(expr._node)
+    if node is None:
+        return ()
+    if node.type == "identifier":
+        return (expr,)
+    while node is not None and node.type == "call_expression":  # `[...held].filter(..)`, `Array.from(held)`
+        callee = sx.field(node, "function")
+        arguments = sx.named(sx.field(node, "arguments")) if sx.field(node, "arguments") is not None else []
+        if callee is not None and sx.text(callee) == "Array.from":
+            return (Expr(expr._module, arguments[0]),) if arguments else ()
+        node = sx.strip(sx.field(callee, "object")) if callee is not None and callee.type == "member_expression" else None
+    if node is None or node.type != "array":
+        return ()
+    out = []
+    for item in sx.named(node):
+        inner = sx.named(item) if item.type == "spread_element" else []
+        if inner:
+            out.append(Expr(expr._module, inner[0]))
+    return tuple(out)
+
+
 def arguments_of(program: Resolver, call: Call) -> tuple[Expr, ...]:
     """A call's arguments with spreads of `const` arrays flattened: `orderBy(...ORDER, asc(T.id))`."""
     args = call.args

@@ -331,9 +331,17 @@ class Program:
     def declared_at(self, expr: Expr, name: str) -> Expr | None:
         """The declared name of the binding `name` (of any kind: `let`, parameter, import) as seen
         where `expr` is written; None for a name no scope of its file binds (a global)."""
+        found = self._binding_at(expr, name)
+        return expr._module.index.expr(found.node) if found is not None else None
+
+    def initializer_at(self, expr: Expr, name: str) -> Expr | None:
+        """The initializer of the variable `name` (a `let` too) as seen where `expr` is written."""
+        found = self._binding_at(expr, name)
+        return expr._module.index.expr(found.value) if found is not None and found.value is not None else None
+
+    def _binding_at(self, expr: Expr, name: str) -> "binder.Binding | None":
         module = expr._module
-        found = binder.lookup(module, name, expr._node) if isinstance(module, Module) else None
-        return module.index.expr(found.node) if found is not None else None
+        return binder.lookup(module, name, expr._node) if isinstance(module, Module) else None
 
     def fold(self, expr: Expr) -> Value | None:
         """The constant value of an arbitrary expression, if it folds."""

@@ -150,6 +150,24 @@ def guards(expr: Expr | Call, within: Function | None = None) -> tuple[Guard, ..
     return tuple(guard_path(expr, within))
 
 
+def runs_maybe(expr: Expr | Call, within: Function) -> bool:
+    """`expr` sits, inside `within`, in a loop's body or head (it may run zero times) or in a `try`
+    block (a throw before it skips it, and the `catch` may carry on without it)."""
+    module, node = _parts(expr)
+    index = module.index
+    stop = within._node
+    child = node
+    for parent in index.ancestors(node):
+        if parent == stop or sx.is_function(parent):
+            return False
+        if parent.type in _LOOPS:
+            return True
+        if parent.type == "try_statement" and sx.field(parent, "body") is not None and sx.field(parent, "body").id == child.id:
+            return True
+        child = parent
+    return False
+
+
 def guard_path(expr: Expr | Call, within: Function | None = None) -> GuardPath:
     """`guards(expr, within)` as a GuardPath: shared with the code around it, judged once per prefix.
 

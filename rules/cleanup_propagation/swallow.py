@@ -37,7 +37,7 @@ def swallowing(program: Program, opts: Options, stage: fx.Stage) -> str | None:
     if not fx.matches(stage.name, opts.catch_all) or stage.call is None or not stage.call.args:
         return None
     handler = stage.call.args[-1]
-    if fx.handler_fails(program, handler, opts.fail) or not fx.yields_success(handler, opts.success):
+    if fx.handler_fails(program, handler, opts.fail) or not fx.may_succeed(program, handler, opts.success):
         return None
     return f"`{stage.call.written}` catches every failure and returns success"
 

@@ -4,25 +4,35 @@ A lost claim must fail closed. Failing again (`Effect.orDie`, letting the error
 through) is one way; the other is what a sharding runner does when its lock store
 stops answering: it clears the set of things it holds, so no work runs on them
 any more, and carries on polling. Such a handler returns success, yet nothing
-keeps running without the lock. This module says when a handler does that:
+keeps running without the lock. This module says when a handler does that, and
+errs towards "not given up" (the finding stays) wherever it cannot be sure:
 
-- the *held state* is what the renewal reads: the `const` bindings named in the
-  renew call's arguments and in the continuation stages before the catch
-  (`refresh(me, [...owned])`, then `Effect.flatMap((kept) => .. owned ..)`);
-- a *give-up* is a call that empties or removes from held state
-  (`owned.clear()`, `MutableHashSet.clear(owned)`, `held.delete(id)`), found
-  in the handler, in the thunks it runs (`Effect.sync(() => ..)`,
-  `Effect.suspend`, `Effect.gen`) and in the effects and functions it names
-  (`Effect.andThen(dropOwned)`);
+- the *held state* is what the renewal renews and routes work by: the `const`
+  collections its arguments copy whole (`refresh(me, [...owned])`,
+  `Array.from(owned)`, `owned`), and those its continuation stages before the
+  catch test membership in (`MutableHashSet.has(assigned, id)`);
+- a *give-up* is a call that empties one of them whole (`owned.clear()`,
+  `MutableHashSet.clear(owned)`, also through `const mine = owned`), found in
+  the handler, in the thunks it runs now (`Effect.sync(() => ..)`,
+  `Effect.suspend`, `Effect.gen`, `andThen`, `tap`, `pipe`) and in the effects
+  and helper functions it names (`Effect.andThen(dropOwned)`). Removing one key
+  is no give-up (which key is not known), nor is a clear in a loop body or a
+  `try` block, one after an `Effect.never`/`Effect.sleep`, in a callback handed
+  to anything else (`setTimeout`, `Effect.forEach`), or one followed by adding
+  to the same collection again;
 - the handler gives up when every way it produces success passes a give-up
-  first. One way out is excused: a path chosen by a latch the handler keeps,
-  never by the error (`if (!healthy.closeUnsafe()) return Effect.void`: already
-  given up). A flag the handler only reads (`if (tolerant) return Effect.void`)
-  is no latch, and a path chosen by the error
-  (`e._tag === "Lost" ? Effect.void : drop`) is not excused either.
+  first. One way out is excused: a path chosen by a latch the handler itself
+  closes, already closed (`if (!healthy.closeUnsafe()) return Effect.void` with
+  `healthy = Latch.makeUnsafe(true)`), or a flag it sets to one constant from
+  the opposite one, tested so that the path is taken once it is set
+  (`let gaveUp = false` .. `if (gaveUp) return ..; gaveUp = true`). A flag it
+  only reads, counts (`failures++`) or sets from the error, and a path chosen
+  by the error (`e._tag === "Lost" ? Effect.void : drop`), excuse nothing.
 
 A renewal of nothing (`refresh(me, [])` where the same call elsewhere passes the
-held list) is a probe: its failure holds nothing either.
+held list) is a probe: its failure holds nothing either. (What the store does
+with an empty list is not read: a store that renews everything for `[]` is a
+known limit.)
 
 Not recognised (the finding stays): clearing by assignment (`owned = undefined`),
 `Ref.set(owned, HashSet.empty())`, interrupting the guarded fiber, a give-up
@@ -33,16 +43,44 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from reviewer.typescript import assignments_in, Call, Expr, Function, Guard, GuardPath, Program, exits, guard_path, names_in, returned_functions, treatment
+from reviewer.typescript import (
+    Call,
+    Expr,
+    Function,
+    Guard,
+    GuardPath,
+    Program,
+    assignments_in,
+    copied_from,
+    exits,
+    guard_path,
+    names_in,
+    runs_maybe,
+    treatment,
+)
 
 from reviewer.rules import _effect as fx
 
-# Methods that empty a collection or take an entry out of it (Set, Map, Effect's Mutable*/Hash*).
-_CLEARING = frozenset({"clear", "delete", "remove", "removeAll", "reset"})
+# Methods that empty a collection whole (Set, Map, Effect's Mutable* and Hash* modules).
+_CLEARING = frozenset({"clear"})
+# Methods that put entries back: a clear followed by one of these on the same collection gives nothing up.
+_REFILLS = frozenset({"add", "set", "push", "unshift", "union", "append", "insert", "addAll"})
+# Methods a continuation stage routes work by: the collection asked is held state.
+_MEMBERSHIP = frozenset({"has", "get", "contains", "includes"})
 # Combinators that may never run an argument: a give-up inside them is no give-up on the path.
 _CONDITIONAL = frozenset({"Effect.when", "Effect.whenEffect", "Effect.unless", "Effect.unlessEffect", "Effect.if"})
-# Method prefixes that only read what they are called on: calling one keeps no record in it.
-_READS = ("is", "has", "get", "size", "contains", "includes", "peek", "read", "values", "keys", "entries", "to")
+# Combinators that run the thunks and effects handed to them, now and once.
+_RUNS_NOW = frozenset({
+    "Effect.sync", "Effect.suspend", "Effect.gen", "Effect.andThen", "Effect.zipRight", "Effect.zipLeft", "Effect.tap",
+    "Effect.flatMap", "Effect.asVoid", "Effect.as", "Effect.uninterruptible", "Effect.annotateLogs", "Effect.withSpan",
+    "Effect.ensuring", "Effect.all", "pipe",
+})
+# Effects after which the rest of a sequence does not run (soon, or ever).
+_STALLS = frozenset({"Effect.never", "Effect.sleep", "Effect.delay", "Effect.forever", "Effect.awaitAllChildren"})
+# A latch that starts open, and the calls that close it (returning whether it was open).
+_LATCHES = frozenset({"Latch.make", "Latch.makeUnsafe", "Effect.makeLatch", "Effect.unsafeMakeLatch"})
+_CLOSING = frozenset({"close", "closeUnsafe", "unsafeClose"})
+_FUNCTIONS = frozenset({"arrow_function", "function_expression", "function", "generator_function"})
 _DEPTH = 4  # hops through thunks, named effects and helper functions
 
 
@@ -57,30 +95,13 @@ class GiveUp:
         return f"`{self.at.callee_written}` at {self.at.path}:{self.at.line} drops `{self.held}`, which the renewal reads"
 
 
-def written(program: Program, handler: Expr) -> Expr:
-    """The code a handler argument stands for: itself when written inline; the function or `const` a
-    name denotes (`Effect.catchAll(swallow)`); the function a curried call returns (`quietly()`)."""
-    if handler.function is not None:
-        return handler
-    call = handler.call
-    if call is not None and call.callee_expr is not None:
-        maker = program.function_of(call.callee_expr)
-        inner = next(iter(returned_functions(maker)), None) if maker is not None else None
-        return inner.expr if inner is not None else handler
-    fn = program.function_of(handler)
-    if fn is not None:
-        return fn.expr
-    value = program.bound_value(handler)
-    return value if value is not None else handler
-
-
 def gives_up(program: Program, handler: Expr, subject: Call, catch: Call | None, fail: tuple[str, ...]) -> GiveUp | None:
     """The give-up every success of `handler` passes, for the renewal `subject` it catches; None if any
     success can skip it (or the renewal reads no held state)."""
     held = _held(program, subject, catch)
     if not held:
         return None
-    code = written(program, handler)
+    code = fx.written(program, handler)
     return _Judge(program, held, fail, code).expr(code, _DEPTH)
 
 
@@ -103,20 +124,22 @@ def _is_empty_list(arg: Expr) -> bool:
 
 
 def _held(program: Program, subject: Call, catch: Call | None) -> dict[Expr, str]:
-    """Initializer -> name of each `const` the renewal reads (its arguments, then its stages up to the catch)."""
-    readers: list[tuple[Call, frozenset[str]]] = [(subject, frozenset().union(*(names_in(a) for a in subject.args)))]
+    """Initializer -> name of each `const` collection the renewal copies whole, then of each its stages
+    (up to the catch) test membership in."""
+    named: list[tuple[Call, str]] = [(subject, n) for arg in subject.args for c in copied_from(arg)
+                                     if (n := c.identifier) is not None]
     for stage in fx.stages_of(subject):
         if stage.call is not None and catch is not None and stage.call is catch:
             break
-        if stage.call is not None:
-            readers.append((stage.call, frozenset().union(*(names_in(a) for a in stage.call.args))))
+        for call in stage.call.expr.calls if stage.call is not None else ():
+            if call.method in _MEMBERSHIP:
+                named.extend((call, name) for name in _target_names(call))
     out: dict[Expr, str] = {}
-    for at, names in readers:
-        for name in sorted(names):
-            value = program.bound_at(at, name)
-            # A function or a service is not state the work runs on.
-            if value is not None and value.function is None and value.call is not subject:
-                out.setdefault(value, name)
+    for at, name in named:
+        value = program.bound_at(at, name)
+        # A function or a service is not state the work runs on.
+        if value is not None and value.function is None and value.call is not subject:
+            out.setdefault(value, name)
     return out
 
 
@@ -127,28 +150,41 @@ class _Judge:
         self.program, self.held, self.fail = program, held, fail
         self.code, self.span = handler, fx.span(handler)
         self.params: set[str] = set()  # parameters of every function entered: the error, the cause
-        self.memo: dict[tuple[int, int], GiveUp | None] = {}
+        self.memo: dict[tuple[int, int, tuple], GiveUp | None] = {}
+        self.passed: dict[str, Expr] = {}  # a helper's parameter -> the held value its caller passed
 
     def clears(self, call: Call) -> GiveUp | None:
+        """`call` empties a held collection whole, and nothing in the handler fills it again after."""
         if call.method not in _CLEARING:
             return None
-        targets = [call.receiver] if call.receiver is not None else []
-        targets += list(call.args[:1])
-        for target in targets:
-            name = target.identifier
-            if name is None:
-                continue
-            value = self.program.bound_at(call, name)
-            if value is not None and value in self.held:
-                return GiveUp(call, name)
+        for name in _target_names(call):
+            value = self.passed.get(name) or self.program.bound_at(call, name)
+            if value is not None and value not in self.held and value.identifier is not None:
+                value = self.program.bound_value(value)  # `const mine = owned`
+            if value is not None and value in self.held and not self._refilled(call, value):
+                return GiveUp(call, self.held[value] if name in self.passed else name)
         return None
+
+    def _value_of(self, call: Call, arg: Expr) -> Expr | None:
+        name = arg.identifier
+        if name is None:
+            return None
+        return self.passed.get(name) or self.program.bound_at(call, name)
+
+    def _refilled(self, clear: Call, value: Expr) -> bool:
+        for later in self.code.calls:
+            if later.method not in _REFILLS or later.span[1] <= clear.span[1]:
+                continue
+            if any(self.program.bound_at(later, name) == value for name in _target_names(later)):
+                return True
+        return False
 
     def expr(self, value: Expr, depth: int) -> GiveUp | None:
         """`value`, once run, has given up on every path that succeeds. `depth` counts the hops into
         functions and through names; the walk down one expression is bounded by its size."""
         if depth < 0:
             return None
-        fn = value.function
+        fn = value.function if value.kind in _FUNCTIONS else None  # not the callback of a call (`forEach(.., f)`)
         if fn is not None:
             return self.function(fn, depth - 1)
         call = value.call
@@ -164,7 +200,7 @@ class _Judge:
         return None
 
     def call(self, call: Call, depth: int) -> GiveUp | None:
-        key = (id(call), depth)
+        key = (id(call), depth, tuple(sorted((k, v.span) for k, v in self.passed.items())))
         if key not in self.memo:
             self.memo[key] = self._call(call, depth)
         return self.memo[key]
@@ -179,12 +215,23 @@ class _Judge:
         if call.callee_expr is not None and call.receiver is None:
             target = self.program.function_of(call.callee_expr)  # `giveUp()`, a helper of this code base
             if target is not None:
-                found = self.function(target, depth - 1)
+                # `forget(owned)`: inside the helper, its parameter stands for what the caller passed.
+                saved = self.passed
+                self.passed = {**saved, **{p: v for p, a in zip(target.params, call.args)
+                                           if (v := self._value_of(call, a)) is not None}}
+                try:
+                    found = self.function(target, depth - 1)
+                finally:
+                    self.passed = saved
                 if found is not None:
                     return found
+        if name not in _RUNS_NOW and call.method != "pipe":
+            return None  # `setTimeout(..)`, `Effect.forEach(..)`: may run it later, or never
         parts = ([call.receiver] if call.receiver is not None else []) + list(call.args)
         for part in parts:
-            inner = part.function
+            if _stalls(part):
+                return None  # what follows does not run (soon, or ever)
+            inner = part.function if part.kind in _FUNCTIONS else None
             if inner is not None and inner.params:
                 continue  # a callback per element or per value may run zero times
             found = self.expr(part, depth)
@@ -198,9 +245,14 @@ class _Judge:
             return None
         self.params.update(fn.params)
         sites: list[tuple[Call, GiveUp]] = []
+        stalled_at: int | None = None
         for call in fn.calls:
             if call.binding[0] not in ("bound", "discarded"):
                 continue  # a part of a larger call (an argument, a stage): judged with it, as it runs
+            if stalled_at is None and fx.strip_call_marks(call.callee) in _STALLS:
+                stalled_at = call.span[1]
+            if stalled_at is not None or runs_maybe(call, fn):
+                continue  # after a stall; in a loop or a `try`: may not run
             found = self.call(call, depth)
             if found is not None:
                 sites.append((call, found))
@@ -242,23 +294,54 @@ class _Judge:
         return kept
 
     def _keeps(self, name: str, guard: Guard) -> bool:
-        """The handler (or the guard, in a helper it runs) writes `name`: calls a method on it that is
-        not a plain read, or assigns it. A flag assigned a constant must send the path past the give-up
-        once it holds that constant (`if (gaveUp) return ..; gaveUp = true`), not before
-        (`if (!gaveUp) return ..; gaveUp = true` swallows the first failure)."""
+        """`name` is a latch the handler keeps: an open latch it closes, or a flag it sets."""
+        return self._closes_latch(name, guard) or self._sets_flag(name, guard)
+
+    def _closes_latch(self, name: str, guard: Guard) -> bool:
+        """`name` is bound to a latch made open (`Latch.makeUnsafe(true)`) and the guard or the handler
+        closes it (`name.closeUnsafe()`)."""
         for call in (*guard.test.calls, *self.code.calls):
-            target = call.receiver if call.receiver is not None else next(iter(call.args), None)
-            if target is not None and target.identifier == name and not call.method.startswith(_READS):
+            if call.method not in _CLOSING or call.receiver is None or call.receiver.identifier != name:
+                continue
+            made = self.program.bound_at(call, name)
+            maker = next(iter(made.calls), None) if made is not None else None
+            if (maker is not None and fx.strip_call_marks(maker.callee) in _LATCHES and maker.args
+                    and maker.args[0].text == "true"):
                 return True
+        return False
+
+    def _sets_flag(self, name: str, guard: Guard) -> bool:
+        """The handler sets `name` to one constant, from an initializer of the opposite truth, and the
+        path is taken once it is set (`if (gaveUp) return ..; gaveUp = true`), not before
+        (`if (!gaveUp) return ..; gaveUp = true` swallows the first failure)."""
         values = (*assignments_in(self.code).get(name, ()), *assignments_in(guard.test).get(name, ()))
-        if not values:
-            return False
-        stored = {self.program.fold(v) if v is not None else None for v in values}
+        stored = {_truth(self.program.fold(v)) if v is not None else None for v in values}
         if len(stored) != 1 or None in stored:
-            return True  # written, with no single constant to check the direction against
+            return False  # counted (`++`), set from the error, or to more than one value: no latch
         (constant,) = stored
-        decide = lambda atom: bool(constant) if atom.operator == "" and atom.left.identifier == name else None  # noqa: E731
-        return guard.value(decide) in (None, guard.holds)
+        initial = self.program.initializer_at(guard.test, name)
+        if initial is None or _truth(self.program.fold(initial)) is not (not constant):
+            return False  # set already at the start: the path is taken before any give-up
+        decide = lambda atom: constant if atom.operator == "" and atom.left.identifier == name else None  # noqa: E731
+        return guard.value(decide) is guard.holds
+
+
+def _target_names(call: Call) -> list[str]:
+    """The names a method call may act on: its receiver (`owned.clear()`) and its first argument
+    (`MutableHashSet.clear(owned)`, where the receiver is the module)."""
+    parts = ([call.receiver] if call.receiver is not None else []) + list(call.args[:1])
+    return [name for part in parts if (name := part.identifier) is not None]
+
+
+def _truth(value: object) -> bool | None:
+    """The truth of a folded constant (None when it did not fold)."""
+    return None if value is None else bool(value)
+
+
+def _stalls(part: Expr) -> bool:
+    """`part` is an effect after which nothing runs soon: `Effect.never`, `Effect.sleep(..)`."""
+    name = part.member_path if part.call is None else fx.strip_call_marks(part.call.callee)
+    return name is not None and name in _STALLS
 
 
 def _prefix(site: GuardPath, end: GuardPath) -> bool:

@@ -16,7 +16,7 @@ from reviewer.typescript import Atom, Call, Exit, Expr, Program, exits, mentions
 from reviewer.rules import _effect as fx
 from reviewer.rules._escape import swallowed
 from reviewer.rules.lease_renewal.coordinator import is_coordinator_interrupt
-from reviewer.rules.lease_renewal.giveup import gives_up, renews_nothing, written
+from reviewer.rules.lease_renewal.giveup import gives_up, renews_nothing
 from reviewer.rules.lease_renewal.loops import loops_in
 from reviewer.rules.lease_renewal.scan import Scan
 
@@ -52,7 +52,7 @@ def check_lost(scan: Scan) -> Iterator[Finding]:
         lost_succeeds = _lost_branch_succeeds(program, handler, opts)
         if fx.handler_fails(program, handler, opts.fail) and not lost_succeeds:
             continue
-        if not fx.yields_success(handler, opts.success) and not lost_succeeds:
+        if not fx.may_succeed(program, handler, opts.success) and not lost_succeeds:
             continue
         subject = _subject(scan, call)
         if subject is not None and _closed_otherwise(scan, subject, handler, call):
@@ -102,7 +102,7 @@ def _lost_handler(scan: Scan, call: Call) -> tuple[Expr | None, str]:
     opts = scan.opts
     if not scan.is_catch(call):
         return None, ""  # decided before reading the arguments: most calls are not catches
-    args = tuple(written(scan.program, a) for a in call.args)
+    args = tuple(fx.written(scan.program, a) for a in call.args)
     if not args:
         return None, ""
     if fx.matches(call.callee, opts.catch_tag):
@@ -115,14 +115,14 @@ def _lost_handler(scan: Scan, call: Call) -> tuple[Expr | None, str]:
         for arg in args:
             for name, value in arg.props:
                 if name in shorts:
-                    value = written(scan.program, value)
+                    value = fx.written(scan.program, value)
                     return value, f"`{fx.strip_call_marks(call.callee)}({{ {name}: .. }})` catches the lost claim"
         return None, ""
     if fx.matches(call.callee, opts.catch_all):
         handler = args[-1]
         on_failure = call.args[-1].prop("onFailure")  # `matchEffect({ onFailure, onSuccess })`
         if on_failure is not None:
-            handler = written(scan.program, on_failure)
+            handler = fx.written(scan.program, on_failure)
         if mentions_lost(handler, opts):
             return handler, f"`{fx.strip_call_marks(call.callee)}` singles out the lost claim"
         if _subject(scan, call) is not None:

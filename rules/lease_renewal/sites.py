@@ -48,6 +48,11 @@ def check_release_sites(scan: Scan) -> Iterator[Finding]:
             continue
         if _rolls_back(scan, call):
             continue
+        stopped = _after_work_stopped(call)
+        if stopped is not None:
+            scan.facts.append(f"the release at {call.path}:{call.line} hands the claim over after "
+                              f"`{stopped.callee_written}` at {stopped.path}:{stopped.line} stopped the work")
+            continue
         yield _outside_finding(scan, call)
     helpers, through_helpers = _helper_releases(scan, allowed, {fx.key(c) for c in candidates})
     yield from through_helpers
@@ -131,6 +136,45 @@ def _rolls_back(scan: Scan, release: Call) -> bool:
         if Role.FAILURE_HANDLER in call.roles and Role.FAILURE_HANDLER not in release.roles:
             continue  # runs only on a failure the release's path need not take
         if all((g.test, g.holds, g.kind) in release_guards for g in guards(call, fn)):
+            return True
+    return False
+
+
+# Calls that interrupt fibers and wait until they have stopped.
+_INTERRUPTS = ("Fiber.interrupt", "Fiber.interruptAll", "Fiber.interruptAs", "FiberSet.clear", "FiberMap.clear",
+               "FiberHandle.clear")
+# Calls that wait for fibers to end.
+_JOINS = ("Fiber.join", "Fiber.joinAll", "Fiber.await", "Fiber.awaitAll")
+
+
+def _after_work_stopped(release: Call) -> Call | None:
+    """A hand-off: before the release, on every path to it, the work was interrupted and waited for
+    (`Fiber.interrupt(work)`, or `Fiber.joinAll(stopping)` where `stopping` collects forks of an
+    `interrupt..` call). The run no longer executes, so the claim is free to give up. Returns the call
+    that stopped it."""
+    fn = fx.outer_named(release.enclosing) or release.enclosing
+    if fn is None:
+        return None
+    release_guards = {(g.test, g.holds, g.kind) for g in guards(release, fn)}
+    earlier = [c for c in run_calls(fn) if (c.line, c.end_line) < (release.line, release.line)]
+    for call in earlier:
+        if not all((g.test, g.holds, g.kind) in release_guards for g in guards(call, fn)):
+            continue  # runs only on some of the paths the release takes
+        if fx.matches(call.callee, _INTERRUPTS):
+            return call
+        if fx.matches(call.callee, _JOINS) and call.args and _collects_interrupts(earlier, call.args[0].identifier):
+            return call
+    return None
+
+
+def _collects_interrupts(calls: list[Call], name: str | None) -> bool:
+    """`name` is a list the function pushes forks of an interruption into (`stopping.push(yield* fork(m.interruptX(..)))`)."""
+    if name is None:
+        return False
+    for call in calls:
+        if call.method != "push" or call.receiver is None or call.receiver.identifier != name:
+            continue
+        if any(inner.method.startswith("interrupt") for arg in call.args for inner in arg.calls):
             return True
     return False
 

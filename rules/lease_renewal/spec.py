@@ -228,7 +228,10 @@ CHECKS: tuple[CheckSpec, ...] = (
         why=(
             "Only the run's finalizer knows that every other finalizer has completed. A release on an ordinary "
             "path frees the Session's lock while the run (or its tool fibers) may still be executing, so a second "
-            "owner can start it."
+            "owner can start it. A hand-off is not a finding (the basis names it): a release that, on every "
+            "path to it, follows an interruption that waits for the work to stop (`Fiber.interrupt(work)`, "
+            "`FiberSet.clear(..)`, or `Fiber.joinAll(stopping)` where `stopping` collects forks of an "
+            "`interrupt..` call). Which fibers were interrupted is not checked against the claim."
         ),
         bad=(
             "const steer = Effect.fn(function* (claim: Claim) {\n"
@@ -259,12 +262,14 @@ CHECKS: tuple[CheckSpec, ...] = (
             "In plain async code: a renewal awaited in a `try` whose `catch` neither throws nor rejects, and a "
             "renewal function that failed in the base when its write matched no row but no longer fails. "
             "Two successes still fail closed and are not findings (the basis names them): a handler that "
-            "gives the claim up on every path it succeeds by, emptying or removing from the state the "
-            "renewal reads (`MutableHashSet.clear(owned)` when the renewal is `refresh(me, [...owned])`; "
-            "a path skipped by a latch the handler itself keeps, already closed, is allowed: "
-            "`if (!healthy.closeUnsafe()) return Effect.void`, or `if (gaveUp) return ..` before "
-            "`gaveUp = true`; a flag it only reads, a flag tested the wrong way round, or a path chosen by "
-            "the error is not), and a renewal of an empty list where the same renewal elsewhere passes the held list "
+            "gives the claim up on every path it succeeds by, emptying whole a collection the renewal "
+            "copies or routes work by (`MutableHashSet.clear(owned)` when the renewal is "
+            "`refresh(me, [...owned])`; not one key removed, not a clear in a loop, a `try`, a callback "
+            "handed to anything but Effect's sequencing, after `Effect.never`/`Effect.sleep`, or followed "
+            "by a refill; a path skipped by a latch made open that the handler closes, or by a flag it sets "
+            "from the opposite constant and tests the right way round, is allowed; a counter, a flag only "
+            "read or set from the error, or a path chosen by the error is not), and a renewal of an "
+            "empty list where the same renewal elsewhere passes the held list "
             "(a probe holds nothing). Clearing by assignment or `Ref.set` is not recognised."
         ),
         bad="SessionExecutionClaim.clear(db, claim).pipe(Effect.catchTag(\"Lost\", () => Effect.void))",
