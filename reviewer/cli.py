@@ -97,6 +97,10 @@ def _add_state(p: argparse.ArgumentParser) -> None:
     p.add_argument("--state-untrusted", action="store_true",
                    help="the state directory may have been written by someone else (e.g. restored from a CI cache): "
                         "never replay a stored verdict; review the previous version again from git objects for the delta")
+    _add_cache(p)
+
+
+def _add_cache(p: argparse.ArgumentParser) -> None:
     p.add_argument("--cache-dir", metavar="DIR",
                    help="where facts about base trees and rule results for identical changes are kept and reused "
                         "(default: $REVIEWER_CACHE_DIR, else <user cache>/reviewer; safe to delete)")
@@ -134,6 +138,7 @@ def build_parser() -> argparse.ArgumentParser:
     init.add_argument("--repo", required=True, help="git repository (checkout or bare); never modified")
     init.add_argument("--base", default="HEAD", help="commit (or ref) whose tree is read (default: HEAD)")
     init.add_argument("--config", metavar="FILE", help="start from this configuration instead of reviewer.toml at --base")
+    _add_cache(init)
     from reviewer.sweep.command import configure as configure_sweep
 
     configure_sweep(sub.add_parser("sweep", help="review every commit of a range against its parent (history audit)"))
@@ -406,7 +411,7 @@ def cmd_rules(args: argparse.Namespace) -> int:
 def cmd_init(args: argparse.Namespace) -> int:
     from reviewer.init import proposal
 
-    sys.stdout.write(proposal(args.repo, args.base, args.config))
+    sys.stdout.write(proposal(args.repo, args.base, args.config, cache_dir=_cache_dir(args)))
     return EXIT_MERGE
 
 

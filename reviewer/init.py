@@ -15,6 +15,7 @@ import re
 
 from reviewer.engine.api import Family, Proposal
 from reviewer.engine.context import TreeView
+from reviewer.engine.facts import init_body
 from reviewer.engine.registry import discover
 from reviewer.engine.vocabulary import present_names, propose
 from reviewer.gitio import open_repo
@@ -66,8 +67,11 @@ def _family_block(family: Family, proposals: tuple[Proposal, ...], present: set[
     return lines if len(lines) > 1 else []
 
 
-def proposal(repo_path: str, base: str, config_path: str | None = None) -> str:
-    """The proposed reviewer.toml for the tree of `base` (a commit or any ref naming one)."""
+def proposal(repo_path: str, base: str, config_path: str | None = None, cache_dir: str | None = None) -> str:
+    """The proposed reviewer.toml for the tree of `base` (a commit or any ref naming one).
+
+    What inference proposes is a fact of the tree, the configuration and this code: with `cache_dir`
+    it is kept under that key (reviewer/engine/facts.py) and the next `init` of the same tree reads it."""
     families = discover()
     repo = open_repo(repo_path)
     try:
@@ -84,9 +88,9 @@ def proposal(repo_path: str, base: str, config_path: str | None = None) -> str:
         if config.configured:
             header.append(_comment(f"Only vocabulary options are listed; the other settings of {config.source} are not repeated."))
         header.append("")
-        body: list[str] = []
-        for family, proposals, present in propose(families, config, tree):
-            body += _family_block(family, proposals, present, config)
+        body = init_body(cache_dir, families, config, tree, lambda: [
+            line for family, proposals, present in propose(families, config, tree)
+            for line in _family_block(family, proposals, present, config)])
         text = "\n".join(header + body).rstrip("\n") + "\n"
     finally:
         repo.close()

@@ -159,3 +159,25 @@ def test_a_change_without_typescript_reads_the_same_report_from_a_warm_cache(tmp
         outcome.unlink()
     assert _vocabulary_entries(cache)
     assert _review(change, cache) == reference
+
+
+def test_init_reads_its_proposals_for_a_tree_from_the_cache(inferring, tmp_path, capsys, monkeypatch) -> None:
+    from reviewer.cli import main
+    from reviewer.engine import vocabulary
+
+    repo, base, _ = inferring
+    args = ["init", "--repo", repo, "--base", base, "--cache-dir", str(tmp_path)]
+    assert main([*args[:-2], "--no-cache"]) == 0
+    reference = capsys.readouterr().out
+    assert "Berths.prolong" in reference  # inferred, with evidence
+    assert main(args) == 0 and capsys.readouterr().out == reference
+    (entry,) = sorted(tmp_path.glob(f"{facts.INIT_KIND}/*/*.json"))
+    proposing: list[int] = []
+    real = vocabulary.propose
+    monkeypatch.setattr("reviewer.init.propose", lambda *a, **k: proposing.append(1) or real(*a, **k))
+    assert main(args) == 0 and capsys.readouterr().out == reference
+    assert proposing == []
+    # A forged entry (valid checksum, wrong shape) is recomputed, not printed.
+    _rewrite(entry, lambda o: o.update(lines="# forged"), True)
+    assert main(args) == 0 and capsys.readouterr().out == reference
+    assert proposing == [1]

@@ -25,7 +25,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-from typing import TYPE_CHECKING, Any, Iterable, Mapping
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping
 
 from reviewer.engine.api import Evidence, Family, Proposal
 from reviewer.engine.context import TreeView
@@ -38,6 +38,7 @@ if TYPE_CHECKING:
 log = logging.getLogger("reviewer.engine.facts")
 
 KIND = "vocabulary"
+INIT_KIND = "init"
 
 
 def resolve_cached(
@@ -78,12 +79,31 @@ def resolve_cached(
     return vocabularies
 
 
-def _key(families: tuple[Family, ...], config: Config, base: TreeView, infer: bool) -> str | None:
+def init_body(cache_dir: str | None, families: Iterable[Family], config: Config, tree: TreeView,
+              compute: Callable[[], list[str]]) -> list[str]:
+    """`reviewer init`'s proposals for `tree` (its lines), from the cache when this tree was proposed for
+    before with the same configuration and code."""
+    from reviewer.engine.cache import OutcomeCache
+
+    cache = OutcomeCache(cache_dir) if cache_dir else None
+    key = _key(tuple(sorted(families, key=lambda f: f.id)), config, tree, True, kind=INIT_KIND) if cache else None
+    if cache is not None and key is not None:
+        payload = cache.load_payload(INIT_KIND, key)
+        if type(payload) is dict and set(payload) == {"lines"} and type(payload["lines"]) is list \
+                and all(type(line) is str for line in payload["lines"]):
+            return payload["lines"]
+    lines = compute()
+    if cache is not None and key is not None:
+        cache.store_payload(INIT_KIND, key, {"lines": lines})
+    return lines
+
+
+def _key(families: tuple[Family, ...], config: Config, base: TreeView, infer: bool, kind: str = KIND) -> str | None:
     from reviewer.engine.cache import Uncacheable, _plain, code_digest
 
     try:
         material = {
-            "kind": KIND,
+            "kind": kind,
             "code": code_digest(),
             "tree": base.tree,
             "config": config.digest,
