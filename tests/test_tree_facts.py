@@ -181,3 +181,20 @@ def test_init_reads_its_proposals_for_a_tree_from_the_cache(inferring, tmp_path,
     _rewrite(entry, lambda o: o.update(lines="# forged"), True)
     assert main(args) == 0 and capsys.readouterr().out == reference
     assert proposing == [1]
+
+
+@pytest.mark.parametrize("kind", ["truncated", "not json", "wrong checksum", "extra field"])
+def test_word_presence_learnt_on_a_tree_is_reused_and_a_corrupt_entry_is_ignored(inferring, tmp_path, kind) -> None:
+    reference = _review(inferring, None)
+    _review(inferring, tmp_path)
+    (entry,) = sorted(tmp_path.glob(f"{facts.WORDS_KIND}/*/*.json"))
+    assert any(json.loads(entry.read_text())["outcome"].values())  # some word does occur
+    for outcome in tmp_path.glob("outcomes/*/*.json"):
+        outcome.unlink()
+    assert _review(inferring, tmp_path) == reference  # read back whole
+    corrupt = dict(CORRUPTIONS, **{"extra field": lambda e: _rewrite(e, lambda o: o.update(x=[1]), True),
+                                   "wrong checksum": lambda e: _rewrite(e, lambda d: d["outcome"].clear())})
+    corrupt[kind](entry)
+    for outcome in tmp_path.glob("outcomes/*/*.json"):
+        outcome.unlink()
+    assert _review(inferring, tmp_path) == reference

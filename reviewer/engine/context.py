@@ -174,6 +174,10 @@ class TreeView:
             self.prescan(words, [])
         return {w for w in words if self._words.get(w)}
 
+    def known_words(self) -> dict[str, bool]:
+        """Every `words_present` answer learnt so far (to keep for the next review of this tree)."""
+        return dict(self._words)
+
     def know_words(self, present: Mapping[str, bool]) -> None:
         """Answers to `words_present` learnt earlier for this same tree (reviewer/engine/facts.py)."""
         for word, found in present.items():

@@ -39,6 +39,7 @@ log = logging.getLogger("reviewer.engine.facts")
 
 KIND = "vocabulary"
 INIT_KIND = "init"
+WORDS_KIND = "words"
 
 
 def resolve_cached(
@@ -77,6 +78,33 @@ def resolve_cached(
         except (TypeError, ValueError) as exc:  # options that are not plain data: review uncached
             log.debug("vocabulary not cached: %s", exc)
     return vocabularies
+
+
+def recall_words(cache: "OutcomeCache | None", base: TreeView) -> dict[str, bool]:
+    """Which words earlier reviews of this tree found in its code (a tree's fact: keyed by tree id and
+    code digest only), handed to `base` so the rules' own `words_present` questions cost no `git grep`."""
+    key = _words_key(base) if cache is not None else None
+    payload = cache.load_payload(WORDS_KIND, key) if cache is not None and key is not None else None
+    if type(payload) is not dict or not all(type(k) is str and type(v) is bool for k, v in payload.items()):
+        return {}
+    base.know_words(payload)
+    return payload
+
+
+def keep_words(cache: "OutcomeCache | None", base: TreeView, recalled: Mapping[str, bool]) -> None:
+    """Store what this review learnt about the tree's words, when it learnt anything new."""
+    if cache is None:
+        return
+    known = base.known_words()
+    if known and known.keys() - recalled.keys():
+        cache.store_payload(WORDS_KIND, _words_key(base), dict(sorted(known.items())))
+
+
+def _words_key(base: TreeView) -> str:
+    from reviewer.engine.cache import code_digest
+
+    material = {"kind": WORDS_KIND, "code": code_digest(), "tree": base.tree}
+    return hashlib.sha256(json.dumps(material, sort_keys=True).encode()).hexdigest()
 
 
 def init_body(cache_dir: str | None, families: Iterable[Family], config: Config, tree: TreeView,

@@ -16,7 +16,7 @@ from reviewer.inputs.config import Config
 from reviewer.engine.context import ReviewContext, TreeView
 from reviewer.report.model import Finding, InvariantResult, InvariantStatus, Severity
 from reviewer.engine.api import Family, Outcome, derive_status
-from reviewer.engine.facts import resolve_cached
+from reviewer.engine.facts import keep_words, recall_words, resolve_cached
 from reviewer.engine.vocabulary import Vocabulary, say_when_blind
 
 if TYPE_CHECKING:
@@ -94,6 +94,7 @@ def run_families(
     patched.remember(known)
     change = _change_digest(changeset) if cache is not None else None
     # Inference reads the base tree only when a family could look at something.
+    recalled = recall_words(cache, base)
     vocabularies = resolve_cached(cache, families, config, base, programs, infer=bool(changeset.source_paths()),
                                   budget_seconds=budget_seconds)
     # Sorted by id so the report never depends on discovery order; families that judge the
@@ -136,7 +137,9 @@ def run_families(
         if cache is not None and key is not None and not outcome.unreadable:
             cache.store(key, outcome)
     results.sort(key=lambda r: r.id)
-    return tuple(say_when_blind(results, families, vocabularies, base, config))
+    judged = tuple(say_when_blind(results, families, vocabularies, base, config))
+    keep_words(cache, base, recalled)
+    return judged
 
 
 def _prior_material(prior: tuple[InvariantResult, ...]) -> list:
