@@ -331,11 +331,23 @@ def may_succeed(program: Program, handler: Expr, success_names: Sequence[str], h
             helper = program.function_of(call.callee_expr)
             if helper is not None and may_succeed(program, helper.expr, success_names, hops - 1):
                 return True
-        for inner in end.value.calls:
-            for arg in inner.args:
-                if arg.kind in _FUNCTIONS and may_succeed(program, arg, success_names, hops - 1):
-                    return True
+        for arg in _callbacks(call):
+            if may_succeed(program, arg, success_names, hops - 1):
+                return True
     return False
+
+
+def _callbacks(call: Call | None) -> Iterator[Expr]:
+    """The functions a way out hands on, one level down: its own arguments and those of the calls it is
+    given (`x.pipe(Match.tag("Lost", () => ..), Match.orElse(() => ..))`). Not every call nested inside:
+    a handler wrapping handlers would be read once per level."""
+    if call is None:
+        return
+    for arg in call.args:
+        if arg.kind in _FUNCTIONS:
+            yield arg
+        elif arg.call is not None:
+            yield from (inner for inner in arg.call.args if inner.kind in _FUNCTIONS)
 
 
 def refers_to_any(expr: Expr, names: Sequence[str]) -> bool:
