@@ -309,7 +309,8 @@ def written(program: Program, handler: Expr) -> Expr:
 
 
 _HELPER_HOPS = 3
-_FUNCTIONS = frozenset({"arrow_function", "function_expression", "function", "generator_function"})
+# Node kinds of a function written inline: the expression is the function, not a call wrapping one.
+FUNCTION_KINDS = frozenset({"arrow_function", "function_expression", "function", "generator_function"})
 
 
 def may_succeed(program: Program, handler: Expr, success_names: Sequence[str], hops: int = _HELPER_HOPS) -> bool:
@@ -320,7 +321,7 @@ def may_succeed(program: Program, handler: Expr, success_names: Sequence[str], h
     if yields_success(handler, success_names):
         return True
     code = written(program, handler)
-    function = code.function if code.kind in _FUNCTIONS else None
+    function = code.function if code.kind in FUNCTION_KINDS else None
     if function is None or hops <= 0:
         return False
     for end in exits(function):
@@ -344,10 +345,10 @@ def _callbacks(call: Call | None) -> Iterator[Expr]:
     if call is None:
         return
     for arg in call.args:
-        if arg.kind in _FUNCTIONS:
+        if arg.kind in FUNCTION_KINDS:
             yield arg
         elif arg.call is not None:
-            yield from (inner for inner in arg.call.args if inner.kind in _FUNCTIONS)
+            yield from (inner for inner in arg.call.args if inner.kind in FUNCTION_KINDS)
 
 
 def refers_to_any(expr: Expr, names: Sequence[str]) -> bool:

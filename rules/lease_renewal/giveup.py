@@ -80,7 +80,6 @@ _STALLS = frozenset({"Effect.never", "Effect.sleep", "Effect.delay", "Effect.for
 # A latch that starts open, and the calls that close it (returning whether it was open).
 _LATCHES = frozenset({"Latch.make", "Latch.makeUnsafe", "Effect.makeLatch", "Effect.unsafeMakeLatch"})
 _CLOSING = frozenset({"close", "closeUnsafe", "unsafeClose"})
-_FUNCTIONS = frozenset({"arrow_function", "function_expression", "function", "generator_function"})
 _DEPTH = 4  # hops through thunks, named effects and helper functions
 
 
@@ -184,7 +183,7 @@ class _Judge:
         functions and through names; the walk down one expression is bounded by its size."""
         if depth < 0:
             return None
-        fn = value.function if value.kind in _FUNCTIONS else None  # not the callback of a call (`forEach(.., f)`)
+        fn = value.function if value.kind in fx.FUNCTION_KINDS else None  # not the callback of a call (`forEach(.., f)`)
         if fn is not None:
             return self.function(fn, depth - 1)
         call = value.call
@@ -231,7 +230,7 @@ class _Judge:
         for part in parts:
             if _stalls(part):
                 return None  # what follows does not run (soon, or ever)
-            inner = part.function if part.kind in _FUNCTIONS else None
+            inner = part.function if part.kind in fx.FUNCTION_KINDS else None
             if inner is not None and inner.params:
                 continue  # a callback per element or per value may run zero times
             found = self.expr(part, depth)
