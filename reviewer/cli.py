@@ -46,7 +46,11 @@ def parse_formats(specs: Sequence[str] | None) -> tuple[Output, ...]:
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> None:  # type: ignore[override]
-        raise ReviewerError(f"{self.prog}: {message}")
+        # The message is printed after "reviewer: ": name the subcommand, not the program twice,
+        # and say where the usage is (the contract is one line on standard error).
+        command = self.prog.removeprefix("reviewer").strip()
+        hint = f"reviewer {command} --help" if command else "reviewer --help"
+        raise ReviewerError(f"{command + ': ' if command else ''}{message} (see {hint})")
 
 
 def _add_inputs(p: argparse.ArgumentParser, with_formats: bool = True, pr: bool = False) -> None:
@@ -540,7 +544,12 @@ def entry() -> None:
 
 def _dispatch(argv: Sequence[str] | None) -> int:
     try:
-        args = build_parser().parse_args(argv)
+        parser = build_parser()
+        if not (sys.argv[1:] if argv is None else argv):
+            # A bare `reviewer`: what it can do, then the one error line (exit 2: no command given).
+            parser.print_help()
+            raise ReviewerError("no command given: choose one of the commands above")
+        args = parser.parse_args(argv)
         if args.command == "review":
             return cmd_review(args)
         if args.command == "verify":

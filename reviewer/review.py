@@ -11,7 +11,10 @@ from typing import TYPE_CHECKING, Any, Iterator, Mapping
 from reviewer import RULESET_VERSION, __version__
 from reviewer.engine.budget import time_budget
 from reviewer.change.changeset import ChangeSet
-from reviewer.inputs.config import CONFIG_PATH, Config, Suppressions, config_in_tree, defaults, load_config_file
+from reviewer.inputs.config import (
+    CONFIG_PATH, Acceptance, Config, Suppressions, config_in_tree, defaults, load_config_file,
+)
+from reviewer.engine.accept import apply_accepts, today
 from reviewer.errors import ReviewerError
 from reviewer.gate.limits import file_limits, limits_check
 from reviewer.engine.context import TreeView
@@ -30,10 +33,12 @@ from reviewer.gate.integrity import (
     run_gate,
 )
 from reviewer.report.model import (
+    AcceptedFinding,
     Check,
     CheckStatus,
     FileEntry,
     Finding,
+    Impact,
     InvariantResult,
     InvariantStatus,
     Links,
@@ -48,7 +53,8 @@ from reviewer.report.model import (
 from reviewer.inputs.patchfile import STDIN, PatchFile, read_patch, section_headers
 from reviewer.change.reconstruct import build_changeset, unique_entries
 from reviewer.engine.api import Family, derive_status
-from reviewer.engine.registry import discover
+from reviewer.engine.registry import discover, impacts
+from reviewer.report.order import arrange
 from reviewer.engine.suppress import Scope, apply_suppressions, in_scope
 
 if TYPE_CHECKING:
@@ -379,7 +385,7 @@ def execute(req: Request, p: Prepared, gate_only: bool = False) -> Reviewed:
         finally:
             reader.close()
     report = assemble(inputs.base, inputs.patch, gate, changeset, invariants, findings, Scope(req.scope), req.pull_request,
-                      req.links, config.suppressions)
+                      req.links, config.suppressions, config.accepts, impacts(families))
     return Reviewed(report, changeset, gate)
 
 
@@ -412,11 +418,13 @@ def empty_report(req: Request, families: tuple[Family, ...] | None = None) -> Re
     )
     gate = GateResult(checks, base_tree, None, ())
     invariants = tuple(InvariantResult(f.id, InvariantStatus.NOT_APPLICABLE, why) for f in families)
-    return assemble(base, EMPTY, gate, None, invariants, [], Scope(req.scope), req.pull_request, req.links)
+    return assemble(base, EMPTY, gate, None, invariants, [], Scope(req.scope), req.pull_request, req.links,
+                    impact_of=impacts(families))
 
 
 def _filter_invariants(
-    invariants: tuple[InvariantResult, ...], keep: set[str], earlier: set[str], suppressed: list[SuppressedFinding]
+    invariants: tuple[InvariantResult, ...], keep: set[str], earlier: set[str], suppressed: list[SuppressedFinding],
+    accepted: list[AcceptedFinding],
 ) -> tuple[InvariantResult, ...]:
     """Each invariant with its findings split into in scope (`keep`) and
     pre-existing (`earlier`), its status derived again, and a count of what
@@ -428,6 +436,9 @@ def _filter_invariants(
     for s in suppressed:
         if s.honoured:
             silenced[s.finding.family] = silenced.get(s.finding.family, 0) + 1
+    owned: dict[str, int] = {}
+    for a in {a.finding.id: a for a in accepted}.values():
+        owned[a.finding.family] = owned.get(a.finding.family, 0) + 1
     out = []
     for inv in invariants:
         # One defect reached from two places has one id: listed once.
@@ -438,8 +449,10 @@ def _filter_invariants(
             status = derive_status(findings, inv.examined, pre_existing=pre_existing)
         if silenced.get(inv.id):
             summary = f"{summary} ({silenced[inv.id]} suppressed)"
+        if owned.get(inv.id):
+            summary = f"{summary} ({owned[inv.id]} accepted)"
         out.append(replace(inv, status=status, summary=summary, findings=findings, pre_existing=pre_existing,
-                           suppressed=silenced.get(inv.id, 0)))
+                           suppressed=silenced.get(inv.id, 0), accepted=owned.get(inv.id, 0)))
     return tuple(out)
 
 
@@ -454,6 +467,8 @@ def assemble(
     pull_request: PullRequest | None = None,
     links: Links | None = None,
     suppressions: Suppressions = Suppressions(),
+    accepts: tuple[Acceptance, ...] = (),
+    impact_of: Mapping[str, Impact] | None = None,
 ) -> Report:
     raw = [*extra_findings, *(f for inv in invariants for f in inv.findings)]
     scoped = [f for f in raw if f.family == "integrity" or in_scope(f, changeset, scope)]
@@ -474,12 +489,16 @@ def assemble(
          for s in silenced}.values(),
         key=lambda s: s.finding.sort_key(),
     )
+    # The owners' acceptances (the base's [[accept]]): never an integrity check, whose finding is the gate's.
+    day = today() if any(a.until for a in accepts) else None
+    kept, accepted, expired = apply_accepts(kept, accepts, day) if accepts else (kept, [], [])
     kept_ids = {f.id for f in kept}
     earlier_unique = {f.id: f for f in earlier if f.id not in kept_ids}
-    invariants = _filter_invariants(invariants, kept_ids, set(earlier_unique), suppressed)
+    invariants = _filter_invariants(invariants, kept_ids, set(earlier_unique), suppressed, accepted)
     # The same defect can be reached from two places; report it once.
     unique = {f.id: f for f in kept}
-    findings = sorted(unique.values(), key=lambda f: f.sort_key())
+    impact_of = impact_of or {}
+    findings, roots = arrange(unique.values(), impact_of)
     if changeset is not None:
         files = tuple(
             FileEntry(f.path, f.old_path, f.status.value, f.added_count, f.removed_count, f.binary) for f in changeset.files
@@ -499,6 +518,7 @@ def assemble(
         removed=sum(f.removed for f in files),
     )
     excerpts = {f.id: _excerpt(changeset, f.location) for f in findings}
+    excerpts.update({a.finding.id: _excerpt(changeset, a.finding.location) for a in accepted})
     excerpts.update({s.finding.id: _excerpt(changeset, s.finding.location) for s in suppressed})
     excerpts.update({f.id: _excerpt(changeset, f.location) for f in earlier_unique.values()})
     return Report(
@@ -518,4 +538,14 @@ def assemble(
         pull_request=pull_request,
         links=links,
         excerpts=excerpts,
+        accepted=_unique_accepted(accepted),
+        expired=_unique_accepted(expired),
+        judged_on=day.isoformat() if day else None,
+        roots=roots,
+        impacts={f.rule: impact_of[f.rule] for f in findings if f.rule in impact_of},
     )
+
+
+def _unique_accepted(items: list[AcceptedFinding]) -> tuple[AcceptedFinding, ...]:
+    # One defect reached from two places has one id: listed once, in finding order.
+    return tuple(sorted({a.finding.id: a for a in items}.values(), key=lambda a: a.finding.sort_key()))

@@ -319,3 +319,41 @@ def test_scope_is_explained_per_family_in_help_and_usage() -> None:
     # What the tests above prove, said in both places.
     assert "for them file is changed" in scope_help
     assert "so `file` gives the result of `changed`" in section
+
+
+# ------------------------------------------------------------------ the front door
+
+
+def test_a_bare_reviewer_prints_its_commands_and_one_error_line(capsys) -> None:
+    assert main([]) == 2
+    captured = capsys.readouterr()
+    assert captured.out.startswith("usage: reviewer ") and "review" in captured.out and "demo" in captured.out
+    assert captured.err == "reviewer: no command given: choose one of the commands above\n"
+
+
+def test_an_argument_error_names_the_command_once(capsys) -> None:
+    assert main(["review", "--repo", "."]) == 2
+    err = capsys.readouterr().err
+    assert err == ("reviewer: review: the following arguments are required: --base, --patch "
+                   "(see reviewer review --help)\n")
+
+
+def test_a_patch_from_a_pipe_is_named_by_its_hash_not_its_descriptor(tmp_path, capsys) -> None:
+    import hashlib
+    import os
+    import subprocess
+    import sys
+
+    repo, base, patch, _ = make_change(tmp_path, {"a.md": "x\n"}, {"a.md": "y\n"})
+    data = patch.read_bytes()
+    # What `--patch <(git diff ...)` hands over: a /dev/fd path to a pipe.
+    read, write = os.pipe()
+    os.write(write, data)
+    os.close(write)
+    out = subprocess.run(
+        [sys.executable, "-m", "reviewer", "review", "--repo", str(repo.path), "--base", base,
+         "--patch", f"/dev/fd/{read}", "--no-state", "--no-cache"],
+        pass_fds=(read,), capture_output=True, text=True, check=False)
+    os.close(read)
+    assert out.returncode == 0, out.stderr
+    assert f"# Review of `patch {hashlib.sha256(data).hexdigest()[:12]}`" in out.stdout.splitlines()

@@ -318,3 +318,88 @@ def test_options_shown_on_each_page_are_the_defaults() -> None:
         (block,) = blocks
         shown = tomllib.loads(block)["rules"][family.id]
         assert shown == {k: plain(v) for k, v in family.defaults.items()}, family.id
+
+
+# ------------------------------------------------------------------ samples quoted from the tool's output
+
+CUT = "…"
+
+
+def _quoted(sample: object, real: object, where: str = "$") -> None:
+    """`sample`, a trimmed copy of `real` as a page quotes it, says nothing `real` does not:
+    every key it shows is real and in the same order, every value equal, a string with `…`
+    is the real one with parts cut out, a list is a prefix (a lone `…` item: more were cut)."""
+    if isinstance(sample, dict):
+        assert isinstance(real, dict), where
+        assert all(k in real for k in sample), f"{where}: keys {sorted(set(sample) - set(real))} are not in the report"
+        order = [k for k in real if k in sample]
+        assert list(sample) == order, f"{where}: keys out of order: {list(sample)} (the report: {order})"
+        for key, value in sample.items():
+            _quoted(value, real[key], f"{where}.{key}")
+    elif isinstance(sample, list):
+        assert isinstance(real, list), where
+        items = sample[:-1] if sample and sample[-1] == CUT else sample
+        assert len(items) <= len(real) and (items is not sample or len(items) == len(real)), f"{where}: length"
+        for n, value in enumerate(items):
+            _quoted(value, real[n], f"{where}[{n}]")
+    elif isinstance(sample, str) and CUT in sample and sample != real:
+        position = 0
+        for part in sample.split(CUT):
+            found = real.find(part, position) if isinstance(real, str) else -1
+            assert found >= 0, f"{where}: {sample!r} is not {real!r} with parts cut"
+            position = found + len(part)
+    else:
+        assert sample == real, f"{where}: the page says {sample!r}, the report says {real!r}"
+
+
+def _json_block(page: Path, opening: str) -> object:
+    import json
+
+    text = page.read_text(encoding="utf-8")
+    start = text.index(opening)
+    body = text[start: text.index("```", start)]
+    return json.loads("\n".join(line.strip() for line in body.splitlines()))
+
+
+@pytest.fixture(scope="module")
+def demo_json(tmp_path_factory) -> tuple[Path, Path]:
+    from reviewer.cli import main
+
+    out = tmp_path_factory.mktemp("demo")
+    v5, v6 = out / "v5.json", out / "v6.json"
+    assert main(["demo", "--format", f"json={v5}"]) == 1
+    assert main(["demo", "--patch-name", "v6", "--format", f"json={v6}"]) == 0
+    return v5, v6
+
+
+def test_report_format_json_sample_is_the_real_demo_report(demo_json) -> None:
+    import json
+
+    sample = _json_block(DOCS / "report-format.md", '{\n  "schema": "reviewer-report/1"')
+    real = json.loads(demo_json[0].read_text(encoding="utf-8"))
+    assert list(sample) == list(real)  # every top-level key, in order
+    # The page quotes one invariant and one finding: the real ones of the same id come first.
+    for key in ("findings", "invariants"):
+        shown = [item["id"] for item in sample[key] if item != CUT]
+        real[key] = [*(item for i in shown for item in real[key] if item["id"] == i),
+                     *(item for item in real[key] if item["id"] not in shown)]
+    _quoted(sample, real)
+
+
+def test_usage_delta_sample_is_what_reviewer_diff_prints(demo_json, capsys) -> None:
+    import json
+
+    from reviewer.cli import main
+
+    capsys.readouterr()
+    assert main(["diff", str(demo_json[0]), str(demo_json[1]), "--format", "json"]) == 0
+    real = json.loads(capsys.readouterr().out)
+    _quoted(_json_block(DOCS / "usage.md", '{"schema": "reviewer-delta/1"'), real)
+
+
+def test_sample_checker_is_not_vacuous() -> None:
+    real = {"a": 1, "b": ["x-long", "y"], "c": "abcdef"}
+    _quoted({"a": 1, "b": ["x-…", CUT], "c": "ab…ef"}, real)
+    for wrong in ({"a": 2}, {"b": ["y"]}, {"c": "ab…zz"}, {"b": ["x-long"]}, {"d": 1}, {"c": "abcdef", "a": 1}):
+        with pytest.raises(AssertionError):
+            _quoted(wrong, real)

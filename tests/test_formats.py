@@ -77,9 +77,9 @@ def test_github_commands_cannot_be_injected(tmp_path) -> None:
     out = renderer("github")(report)
     lines = out.splitlines()
     assert len(lines) == 2  # one annotation, one verdict line: nothing the message carried became a command
-    assert lines[0].startswith("::warning file=src/a%2Cb%3Ac.ts,line=1,endLine=2,title=hostile/x%3A t%2C with%3A colon::")
-    assert "%0A::set-output" in lines[0] and "%0A::stop-commands" in lines[0]
-    assert lines[1] == "::notice::reviewer 0.1.0: MERGE (0 must-fix, 1 should-fix, 0 consider)"
+    assert lines[0] == "::notice title=reviewer%3A MERGE::reviewer 0.1.0: MERGE (0 must-fix, 1 should-fix, 0 consider)"
+    assert lines[1].startswith("::warning file=src/a%2Cb%3Ac.ts,line=1,endLine=2,title=hostile/x%3A t%2C with%3A colon::")
+    assert "%0A::set-output" in lines[1] and "%0A::stop-commands" in lines[1]
 
 
 def test_step_summary_is_appended_and_capped(tmp_path, monkeypatch, capsys) -> None:
@@ -90,7 +90,7 @@ def test_step_summary_is_appended_and_capped(tmp_path, monkeypatch, capsys) -> N
     text = summary.read_text()
     assert text.startswith("earlier step\n> ⛔ **DO-NOT-MERGE** — 13 must-fix, 1 should-fix") and text.rstrip().endswith("DO-NOT-MERGE")
     assert "\n# Review of `v5.patch`\n" in text
-    assert capsys.readouterr().out.splitlines()[-1].startswith("::error::reviewer 0.1.0: DO-NOT-MERGE")
+    assert capsys.readouterr().out.splitlines()[0].startswith("::error title=reviewer%3A DO-NOT-MERGE::reviewer 0.1.0: DO-NOT-MERGE")
 
 
 def test_summary_truncation_keeps_a_note_and_the_verdict() -> None:
@@ -159,7 +159,9 @@ def test_comment_is_capped_below_githubs_limit_with_a_note(tmp_path) -> None:
     assert len(body) <= 65_536 - 4_096 and len(body.encode("utf-16-le")) // 2 <= 65_536 - 4_096
     lines = body.splitlines()
     assert lines[0] == "<!-- reviewer:sticky-comment -->" and lines[-1] == "DO-NOT-MERGE"
-    assert lines[3:6] == ["**Why DO-NOT-MERGE:**", "- 3400 must-fix findings", ""]
+    # What to fix first: the first three roots by name, then how many more.
+    assert lines[3:4] == ["**Why DO-NOT-MERGE:**"] and lines[7:9] == ["- 3397 more must-fix findings", ""]
+    assert all(line.startswith("- flagged at a.md:") for line in lines[4:7])
     # What the author tried to silence comes first: every suppression is listed, the long reason clipped.
     assert "**400 suppressions this patch adds (400 not honoured: their findings still block):**" in lines
     listed_suppressions = [l for l in lines if l.startswith("- `cap/flag` at")]
@@ -171,13 +173,13 @@ def test_comment_is_capped_below_githubs_limit_with_a_note(tmp_path) -> None:
     assert listed == [f"- flagged — `cap/flag` at `{f.location.path}:{f.location.line}`" for f in must_fix[: len(listed)]]
     (note,) = [l for l in lines if "Not listed here" in l]
     assert f": {3400 - len(listed)} must-fix findings." in note
-    assert "job summary" in note and "SARIF and JSON outputs" in note
+    assert "in the Markdown report (`--format markdown`)" in note and "SARIF and JSON outputs" in note
     assert lines[-3] == note  # the note, a blank line, the verdict
 
 
 def test_comment_without_a_cut_has_no_note(sample_reports) -> None:
     body = renderer("comment")(sample_reports["v5"])
-    assert "Not listed here" not in body and body.splitlines()[-3] == "The full report is in the job summary."
+    assert "Not listed here" not in body and body.splitlines()[-3] == "The full report is in the Markdown report (`--format markdown`)."
 
 
 SARIF_PATHS = ["sp ace.ts", "hash#frag.ts", "pct%0Aname.ts", "100%.ts", "q?uery=1.ts", "https:x.ts",

@@ -28,13 +28,13 @@ from gitrepo import make_change, sample_repo
 from reviewer import review
 from reviewer.engine.api import CheckSpec, Family, Outcome
 from reviewer.report.formats import renderer
-from reviewer.report.markdown import code, span
+from reviewer.report.markdown import ZWSP, code, span
 from reviewer.report.model import Links, Location, PullRequest, Report, Severity
 
 EXTENSIONS = ["table", "strikethrough", "autolink", "tagfilter"]
 VOID = frozenset({"br", "hr", "img", "input", "wbr", "meta", "link", "source"})
 # Every element our output may produce; anything else came from somewhere else.
-OURS = frozenset({"p", "h1", "h2", "h3", "table", "thead", "tbody", "tr", "th", "td", "code", "pre", "ul", "li",
+OURS = frozenset({"p", "h1", "h2", "h3", "table", "thead", "tbody", "tr", "th", "td", "code", "pre", "ul", "ol", "li",
                   "strong", "blockquote", "details", "summary", "a", "hr"})
 REPO_URL = "https://github.com/octo/repo"
 HEAD = "c0ffee" + "0" * 34
@@ -195,31 +195,33 @@ def test_demo_report_details_are_balanced_and_fold_what_they_say(demo) -> None:
         first, *rest = d.elements()
         assert first.tag == "summary" and rest, d
         summaries.append(first.text())
-        if first.text() == "Failure sequence diagram":
-            (pre,) = rest
-            assert pre.tag == "pre" and pre.attrs.get("lang") == "mermaid"
+        if first.text() == "Integrity checks (7)":
+            (table,) = rest  # every check passed: the table folds behind the one-line summary
+            assert table.tag == "table"
         elif first.text().startswith("Excerpt: "):
             assert rest[0].tag == "pre" and rest[0].attrs.get("lang") in ("ts", "json")
         else:
             assert re.fullmatch(r"Related locations \(\d+\)", first.text()) and rest[0].tag == "ul"
-    with_sequence = [f for f in demo.findings if f.failure_sequence]
-    assert summaries.count("Failure sequence diagram") == len(with_sequence) == demo.count(Severity.MUST_FIX)
+    assert summaries[0] == "Integrity checks (7)"
     assert "Excerpt: first 12 of 14 lines" in summaries and "Related locations (5)" in summaries
 
 
-def test_demo_report_draws_each_failure_sequence_in_mermaid(demo) -> None:
-    root, _ = parse(renderer("markdown")(demo))
-    diagrams = [pre.text() for pre in root.all("pre") if pre.attrs.get("lang") == "mermaid"]
+def test_demo_report_lists_each_failure_sequence_in_order(demo) -> None:
+    """A one-lifeline diagram said no more than the text and took a third of the report:
+    each failure sequence is a numbered list of its steps, and nothing is drawn."""
+    md = renderer("markdown")(demo)
+    assert "```mermaid" not in md
+    root, _ = parse(md)
+    lists = root.all("ol")
     with_sequence = [f for f in demo.findings if f.failure_sequence]
-    assert len(diagrams) == len(with_sequence)
-    for f, source in zip(with_sequence, diagrams):
-        lines = source.splitlines()
-        assert lines[:3] == ["sequenceDiagram", "    autonumber", f"    participant F as {f.rule}"]
-        assert len(lines) == 3 + len(f.failure_sequence)
-        assert all(l.startswith("    F->>F: ") for l in lines[3:-1]) and lines[-1].startswith("    Note over F: ")
-    # The text stays for terminals, and the diagram follows it.
-    paragraphs = [p.text() for p in root.all("p")]
-    assert sum(p.startswith("Failure sequence. ") for p in paragraphs) == len(with_sequence)
+    assert len(lists) == len(with_sequence) == demo.count(Severity.MUST_FIX)
+    for f, ol in zip(with_sequence, lists):
+        assert [li.text() for li in ol.all("li")] == [" ".join(_as_read(step).split()) for step in f.failure_sequence]
+
+
+def _as_read(step: str) -> str:
+    """A step as it reads rendered: code spans without their backticks."""
+    return re.sub(r"`([^`]+)`", r"\1", step)
 
 
 def test_demo_report_and_comment_have_only_our_markup(demo) -> None:
@@ -234,7 +236,11 @@ def test_demo_comment_leads_with_the_banner_and_why(demo) -> None:
     blockquote, why, causes = root.elements()[:3]
     assert blockquote.tag == "blockquote" and blockquote.text().strip() == (
         f"⛔ DO-NOT-MERGE — 13 must-fix, 1 should-fix, 0 consider · 9 of 9 families examined the change · base {demo.base[:12]} · patch b853ebc32ba7 · 13 files")
-    assert why.text() == "Why DO-NOT-MERGE:" and [li.text() for li in causes.all("li")] == ["13 must-fix findings"]
+    lines = [li.text() for li in causes.all("li")]
+    assert why.text() == "Why DO-NOT-MERGE:" and len(lines) == 4 and lines[-1] == "8 more must-fix findings"
+    # What to fix first leads: the claim released while the old run still executes.
+    assert lines[0] == ("interruptedCommit releases the claim before the run's finalizers finish at "
+                        "packages/core/src/session/runner/llm.ts:44 (two owners of one run)")
     assert root.elements()[-1].text() == "DO-NOT-MERGE"
 
 
@@ -320,34 +326,18 @@ def test_hostile_text_renders_inert_with_code_as_written(hostile) -> None:
     assert excerpt.text() == "".join(SOURCE.splitlines(keepends=True)[1:13])
     # Five related locations are folded too.
     summaries = [s.text() for s in root.all("summary")]
-    assert summaries == ["Excerpt: first 12 of 13 lines", "Failure sequence diagram", "Related locations (5)"]
+    assert summaries == ["Integrity checks (7)", "Excerpt: first 12 of 13 lines", "Related locations (5)"]
     assert_only_our_markup(parse(renderer("comment")(hostile))[0], {_blob(2, 14), RUN_URL})
 
 
-def _decoded(mermaid_text: str) -> str:
-    return re.sub(r"#(\d+);", lambda m: chr(int(m[1])), mermaid_text.replace("<br/>", " "))
-
-
-def test_mermaid_cannot_be_broken_out_of_and_says_what_the_steps_say(hostile) -> None:
-    md = renderer("markdown")(hostile)
-    root, _ = parse(md)
-    (diagram,) = [pre.text() for pre in root.all("pre") if pre.attrs.get("lang") == "mermaid"]
-    lines = diagram.splitlines()
-    assert len(lines) == 3 + len(STEPS)  # a newline in a step started no statement of its own
-    assert lines[2] == "    participant F as hostile/x"
-    texts = [l.removeprefix("    F->>F: ") for l in lines[3:-1]] + [lines[-1].removeprefix("    Note over F: ")]
-    assert len(texts) == len(STEPS) and not any(t.startswith(("    ", "wrap", "nowrap")) for t in texts)
-    for step, written in zip(STEPS, texts):
-        bare = re.sub(r"#\d+;|<br/>", "", written)
-        # Only letters, digits and punctuation the grammar reads as text; the rest is entity codes.
-        assert re.fullmatch(r"[A-Za-z0-9 ,.()'/_=+?!\-]*", bare), written
-        assert not re.search(r"(?i)\bend\b", bare), written
-        # What it draws is the step as a reader sees it (code spans without their backticks).
-        assert _decoded(written) == " ".join(step.replace("`code; here`", "code; here")
-                                              .replace(TEMPLATE_LITERAL, "${x}").split())
-    # The fence around it is the only one: nothing inside has a backtick.
-    block = md[md.index("```mermaid\n"):]
-    assert "`" not in block[len("```mermaid\n"): block.index("\n```\n")]
+def test_failure_steps_cannot_break_out_of_their_list(hostile) -> None:
+    root, _ = parse(renderer("markdown")(hostile))
+    (ol,) = root.all("ol")
+    items = ol.all("li")
+    # One item per step: a newline in a step started no item, block or heading of its own.
+    assert len(items) == len(STEPS)
+    for step, li in zip(STEPS, items):
+        assert li.text().replace(ZWSP, "") == " ".join(_as_read(step).replace("\n", " ").split())
 
 
 # -- code spans ----------------------------------------------------------------
@@ -375,7 +365,8 @@ def test_plurals_and_empty_sections_read_as_sentences(hostile) -> None:
     assert "No file changed." in paragraphs
     banner = root.elements()[0].text()
     assert "1 must-fix, 0 should-fix, 0 consider" in banner and banner.strip().endswith("· 1 file")
-    assert [li.text() for li in root.elements()[2].all("li")] == ["1 must-fix finding"]
+    (why,) = [li.text() for li in root.elements()[2].all("li")]
+    assert why.startswith("Title **Approved**") and why.endswith(".ts:2 (hygiene)")
 
 
 def test_link_destinations_from_configuration_cannot_break_out_either(hostile) -> None:

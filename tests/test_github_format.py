@@ -50,13 +50,13 @@ def test_a_parse_error_in_changed_lines_is_an_error_and_the_verdict_says_why(tmp
     errored = {i.id: i.summary for i in report.invariants if i.status is InvariantStatus.ERROR}
     assert "lease-renewal" in errored and report.count(Severity.MUST_FIX) == 0
     parsed = commands(renderer("github")(report))
-    errors = [(props, message) for name, props, message in parsed[:-1] if name == "error"]
+    errors = [(props, message) for name, props, message in parsed[1:] if name == "error"]
     assert errors == [
         ({"title": f"{family}: could not check its invariant"}, f"rule family {family} could not be checked: {summary}")
         for family, summary in sorted(errored.items())
     ]
-    name, props, verdict = parsed[-1]
-    assert name == "error" and props == {}
+    name, props, verdict = parsed[0]
+    assert name == "error" and props == {"title": "reviewer: DO-NOT-MERGE"}
     assert verdict.startswith("reviewer 0.1.0: DO-NOT-MERGE (0 must-fix, ")
     assert verdict.endswith(" because " + "; ".join(report.causes()))
     assert "rule family lease-renewal could not be checked: " in verdict and "does not parse" in verdict
@@ -70,16 +70,16 @@ def test_a_rule_that_raises_is_annotated_once(tmp_path) -> None:
     report = review_change(tmp_path, {"a.ts": "x\n"}, {"a.ts": "y\n"}, families=(boom,))
     parsed = commands(renderer("github")(report))
     # The internal-error finding is the annotation; no second one for the same family.
-    assert [(n, p["title"].split(":")[0]) for n, p, _ in parsed[:-1]] == [("error", "boom/internal-error")]
-    assert "because rule family boom could not be checked: rule error: RuntimeError: rule bug" in parsed[-1][2]
+    assert [(n, p["title"].split(":")[0]) for n, p, _ in parsed[1:]] == [("error", "boom/internal-error")]
+    assert "because rule family boom could not be checked: rule error: RuntimeError: rule bug" in parsed[0][2]
 
 
 def test_a_failed_check_is_annotated_by_its_finding_and_named_in_the_verdict(tmp_path) -> None:
     report = review_change(tmp_path, {"a.ts": "x\n"}, {"a.ts": "y\n"}, families=(flag_family(),), patch_sha256="0" * 64)
     parsed = commands(renderer("github")(report))
-    sha = [(n, m) for n, p, m in parsed[:-1] if p.get("title", "").startswith("integrity/patch-sha256")]
+    sha = [(n, m) for n, p, m in parsed[1:] if p.get("title", "").startswith("integrity/patch-sha256")]
     assert len(sha) == 1 and sha[0][0] == "error" and "--patch-sha256" in sha[0][1]
-    assert "because integrity check integrity/patch-sha256 failed: " in parsed[-1][2]
+    assert "because integrity check integrity/patch-sha256 failed: " in parsed[0][2]
 
 
 def test_a_failed_check_without_a_finding_gets_its_own_error(tmp_path) -> None:
@@ -87,22 +87,25 @@ def test_a_failed_check_without_a_finding_gets_its_own_error(tmp_path) -> None:
     failed = Check("integrity/file-count", CheckStatus.FAIL, "1 changed files, but --expect-files says 2")
     bare = dataclasses.replace(report, checks=(*report.checks, failed), verdict=Verdict.DO_NOT_MERGE)
     parsed = commands(renderer("github")(bare))
-    assert parsed[:-1] == [("error", {"title": "integrity/file-count: integrity check failed"},
+    assert parsed[1:] == [("error", {"title": "integrity/file-count: integrity check failed"},
                             "integrity check integrity/file-count failed: 1 changed files, but --expect-files says 2")]
-    assert parsed[-1] == ("error", {}, "reviewer 0.1.0: DO-NOT-MERGE (0 must-fix, 0 should-fix, 0 consider) because "
+    assert parsed[0] == ("error", {"title": "reviewer: DO-NOT-MERGE"}, "reviewer 0.1.0: DO-NOT-MERGE (0 must-fix, 0 should-fix, 0 consider) because "
                                        "integrity check integrity/file-count failed: 1 changed files, but --expect-files says 2")
 
 
 def test_a_merge_verdict_line_is_unchanged(tmp_path) -> None:
     report = review_change(tmp_path, {"a.ts": "x\n"}, {"a.ts": "FLAG_SHOULD\n"}, families=(flag_family(),))
-    assert commands(renderer("github")(report))[-1] == (
-        "notice", {}, "reviewer 0.1.0: MERGE (0 must-fix, 1 should-fix, 0 consider)")
+    assert commands(renderer("github")(report))[0] == (
+        "notice", {"title": "reviewer: MERGE"}, "reviewer 0.1.0: MERGE (0 must-fix, 1 should-fix, 0 consider)")
 
 
 def test_the_demo_verdict_names_its_must_fix_findings(capsys) -> None:
     assert main(["demo", "--format", "github"]) == 1
-    last = capsys.readouterr().out.splitlines()[-1]
-    assert last.startswith("::error::reviewer 0.1.0: DO-NOT-MERGE (") and last.endswith(" must-fix findings")
+    first = capsys.readouterr().out.splitlines()[0]
+    # What to fix first leads: the claim released while the run still executes (the seed's first MUST-FIX).
+    assert first.startswith("::error title=reviewer%3A DO-NOT-MERGE::reviewer 0.1.0: DO-NOT-MERGE (13 must-fix, ")
+    assert "because `interruptedCommit` releases the claim before the run's finalizers finish at " in first
+    assert first.endswith(" more must-fix findings")
 
 
 # ------------------------------------------------------------------ suppressions
@@ -140,7 +143,8 @@ def test_suppressions_the_patch_adds_are_annotated(suppression_report) -> None:
     assert on[("src/a.ts", "3")][0] == "error" and on[("src/a.ts", "3")][1]["title"].startswith("flag/must:")
     # A suppression already in the base is not the patch's doing: not annotated.
     assert not [c for c in parsed if c[1].get("file") == "src/b.ts"]
-    assert parsed[-1][2].endswith("because 1 must-fix finding")
+    must = report.by_severity(Severity.MUST_FIX)[0]
+    assert parsed[0][2].endswith(f"because {must.title} at src/a.ts:3 (hygiene)")
 
 
 def test_a_hostile_suppression_reason_stays_one_annotation(tmp_path) -> None:
@@ -152,12 +156,12 @@ def test_a_hostile_suppression_reason_stays_one_annotation(tmp_path) -> None:
     assert "\r::set-output" in s.reason and "%0A::add-mask" in s.reason
     out = renderer("github")(report)
     lines = out.splitlines()
-    assert len(lines) == 2  # the suppression and the verdict: nothing in the reason became a command
-    assert lines[0].startswith("::warning file=src/a%2Cb%3Ac.ts,line=2,endLine=2,title=")
+    assert len(lines) == 2  # the verdict and the suppression: nothing in the reason became a command
+    assert lines[1].startswith("::warning file=src/a%2Cb%3Ac.ts,line=2,endLine=2,title=")
     # Shown as visible escapes (`\\r`), and a literal `%0A` cannot decode into a line break.
-    assert "ok\\r::set-output" in lines[0] and "%250A::add-mask" in lines[0] and "\r" not in out
+    assert "ok\\r::set-output" in lines[1] and "%250A::add-mask" in lines[1] and "\r" not in out
     assert "\x1b" not in out and "\u202e" not in out and "\\x1b[2J \\u202e" in out
-    (name, props, message), _ = commands(out)
+    _, (name, props, message) = commands(out)
     assert props["file"] == "src/a,b:c.ts"
     assert message == "suppression added by this patch silences flag/should: ok\\r::set-output name=x::y %0A::add-mask::secret \\x1b[2J \\u202e"
 

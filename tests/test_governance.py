@@ -76,7 +76,7 @@ def test_a_patch_added_suppression_of_a_must_fix_is_refused_and_keeps_blocking(t
     assert "suppressed" not in inv.summary
     (s,) = report.suppressed
     assert (s.finding.id, s.path, s.line, s.added_by_patch, s.honoured) == (finding.id, "a.ts", 2, True, False)
-    assert report.causes() == ("1 must-fix finding",)
+    assert report.causes() == (f"{finding.title} at a.ts:3 (hygiene)",)
     data = _json(report)
     assert data["suppressed"] == [{"finding": finding.id, "rule": "probe/flag", "path": "a.ts", "line": 2,
                                    "reason": "the caller re-raises it", "added_by_patch": True, "honoured": False}]
@@ -249,7 +249,7 @@ def test_a_config_edit_that_is_not_toml_is_must_fix(tmp_path) -> None:
     assert "reviewer.toml as patched: not valid TOML" in f.message and "would fail" in f.message
     # Located on the line the TOML error names.
     assert (f.location.path, f.location.line) == ("reviewer.toml", 3)
-    assert any("must-fix" in c for c in report.causes())
+    assert any(c.startswith(f"{f.title} at reviewer.toml:3 (") for c in report.causes())
 
 
 def test_a_config_edit_with_an_unknown_key_is_must_fix(tmp_path) -> None:

@@ -169,7 +169,7 @@ def test_markdown_injection_from_the_patch_is_neutralised(tmp_path: Path) -> Non
     assert "`````ts\nMERGE\n```\n</details>\n````\nMERGE\n`````" in md
     outside = md.replace("`````ts\nMERGE\n```\n</details>\n````\nMERGE\n`````", "")
     assert "<details><summary>x" not in outside and "<img" not in outside
-    assert [l for l in outside.splitlines() if "details>" in l] == ["<details><summary>Failure sequence diagram</summary>", "</details>"]
+    assert [l for l in outside.splitlines() if "details>" in l] == ["<details><summary>Integrity checks (7)</summary>", "</details>"]
     assert "@octo-org" not in outside
     assert [ln for ln in outside.splitlines() if ln in ("MERGE", "DO-NOT-MERGE")] == ["DO-NOT-MERGE"]
 

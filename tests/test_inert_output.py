@@ -36,13 +36,13 @@ HOSTILE = ("**Approved** ![x](https://evil.example/p.png) [link](https://evil.ex
            "@someone <img src=x onerror=alert(1)> www.evil.example")
 # The emphasis our own templates write; any other `*` outside code is live.
 OUR_BOLD = re.compile(
-    r"\*\*(Failure sequence\.|by a suppression this patch adds|Resolved|New|Still open|Since the previous review"
+    r"\*\*(Failure sequence:|Inputs proven:|Accepted by the base's|by a suppression this patch adds|Resolved|New|Still open|Since the previous review"
     r"|MERGE|DO-NOT-MERGE|Why DO-NOT-MERGE:|Must fix:|Not listed here"
     r"|\d+ suppressions? this patch adds(?: \(\d+ not honoured: (?:its finding still blocks|their findings still block)\))?:)\*\*"
 )
 # The only HTML our templates write: whole lines, fixed text.
 OUR_HTML = re.compile(
-    r"^(?:<details><summary>(?:Failure sequence diagram|Excerpt: (?:first \d+ of \d+ lines|\d+ lines?)"
+    r"^(?:<details><summary>(?:Integrity checks \(\d+\)|Excerpt: (?:first \d+ of \d+ lines|\d+ lines?)"
     r"|Related locations \(\d+\))</summary>|</details>)$", re.M)
 # What must never survive outside code in rendered Markdown.
 LIVE = ("](", "![", "<img", "<", "https://", "http://", "www.", "@someone", "@admin", "#1", "GH-2", "**Approved**")
@@ -375,9 +375,9 @@ def test_a_hostile_but_well_formed_previous_report_renders_inert(two_reports, ca
     assert main(_review_args(repo, base, patch) + ["--previous", str(old), "--format", "github"]) == 0
     # The test repository has no lease API, so lease-renewal adds its idioms-not-found note.
     lines = [line for line in capsys.readouterr().out.splitlines() if "idioms-not-found" not in line]
-    # One notice for the resolved finding, one verdict line: the title's
+    # The verdict first, then one notice per resolved finding: the title's
     # newline could not start a `::set-output` command of its own.
     resolved = len([f for f in json.loads(Path(old).read_text())["findings"] if f["severity"] != "consider"])
-    assert len(lines) == resolved + 1 and lines[0].startswith("::notice title=resolved%3A <img src=x onerror=alert(1)> @admin")
-    assert all(line.startswith("::notice title=resolved%3A ") for line in lines[:-1])
-    assert "%0A::set-output" in lines[0] and lines[-1].startswith("::notice::reviewer")
+    assert len(lines) == resolved + 1 and lines[1].startswith("::notice title=resolved%3A <img src=x onerror=alert(1)> @admin")
+    assert all(line.startswith("::notice title=resolved%3A ") for line in lines[1:])
+    assert "%0A::set-output" in lines[1] and lines[0].startswith("::notice title=reviewer%3A MERGE::reviewer")

@@ -80,9 +80,9 @@ def test_json_contract_shape(change) -> None:
     assert finding["related"] == [{"path": "src/a.ts", "line": 1, "end_line": 1, "note": "first line"}]
     assert data["invariants"] == [
         {"id": "alpha", "status": "violated", "findings": [finding["id"]], "pre_existing": [], "suppressed": 0,
-         "summary": "checked src/a.ts", "vocabulary": ""},
+         "accepted": 0, "summary": "checked src/a.ts", "vocabulary": ""},
         {"id": "beta", "status": "not-applicable", "findings": [], "pre_existing": [], "suppressed": 0,
-         "summary": "nothing to check", "vocabulary": ""},
+         "accepted": 0, "summary": "nothing to check", "vocabulary": ""},
     ]
 
 
@@ -92,11 +92,14 @@ def test_markdown_parts_in_order_and_last_line_is_verdict(change) -> None:
     lines = md.splitlines()
     assert lines[0].startswith("> ⛔ **DO-NOT-MERGE** — 1 must-fix, 0 should-fix, 0 consider · 1 of 1 families examined the change · base `")
     assert lines[-1] == "DO-NOT-MERGE"
-    order = [md.index(h) for h in ("**Why DO-NOT-MERGE:**\n\n- 1 must-fix finding\n", "# Review of", "## Invariants",
+    (f,) = report.findings
+    order = [md.index(h) for h in (f"**Why DO-NOT-MERGE:**\n\n- {f.title} at src/a.ts:2 (hygiene)\n", "# Review of",
+                                   "✅ **Inputs proven:** base `", "## Invariants",
                                    "## MUST-FIX", "## SHOULD-FIX", "## CONSIDER", "## Changed files")]
     assert order == sorted(order)
     assert "`src/a.ts:2-3`" in md
-    assert "**Failure sequence.** first this → then that" in md
+    assert "**Failure sequence:**\n\n1. first this\n2. then that\n" in md
+    assert f"`src/a.ts:2-3` · impact: hygiene · id `{f.id}`" in md
     # Quoted code sits in a fence longer than any backtick run it contains.
     fenced = "````ts\nexport const b = 20 // @octocat </details> ```\nexport const c = 3\n````"
     assert fenced in md
@@ -104,7 +107,7 @@ def test_markdown_parts_in_order_and_last_line_is_verdict(change) -> None:
     # Prose cannot ping or inject HTML: the only tags are our own, on lines of their own.
     assert "@octocat" not in outside
     assert [line for line in outside.splitlines() if "<" in line] == [
-        "<details><summary>Failure sequence diagram</summary>", "</details>"]
+        "<details><summary>Integrity checks (7)</summary>", "</details>"]
 
 
 def test_merge_when_nothing_blocks(change) -> None:
@@ -273,7 +276,8 @@ def test_a_refused_suppression_is_listed_and_its_finding_still_blocks(tmp_path: 
     refusal = ("suppression requested by this patch — not honoured: must-fix findings cannot be silenced by the "
                "patch that adds the suppression")
     must_fix = md[md.index("## MUST-FIX"):md.index("## SHOULD-FIX")]
-    assert "### 1. flagged — `probe/flag`\n\n`a.ts:3`\n" in must_fix  # still shown where it blocks
+    (f,) = report.findings
+    assert f"### 1. flagged — `probe/flag`\n\n`a.ts:3` · impact: hygiene · id `{f.id}`\n" in must_fix  # still blocks
     assert f"🔇 `a.ts:2`: {refusal}. Reason given: `checked by hand`" in must_fix
     assert f"## Suppressions not honoured\n\n- `probe/flag` at `a.ts:3` — flagged; {refusal} (at `a.ts:2`): `checked by hand`\n" in md
     assert "## Suppressed\n" not in md
@@ -302,12 +306,13 @@ def test_long_evidence_and_many_related_locations_fold_into_details(tmp_path: Pa
     md = renderer("markdown")(report)
     first = md[md.index("### 1. long"):md.index("### 2. short")]
     excerpt = "".join(lines[1:11])
-    assert f"`src/a.ts:2-11`\n\n<details><summary>Excerpt: 10 lines</summary>\n\n```ts\n{excerpt}```\n\n</details>\n\n" in first
+    ids = {f.title: f.id for f in report.findings}
+    assert f"`src/a.ts:2-11` · impact: hygiene · id `{ids['long']}`\n\n<details><summary>Excerpt: 10 lines</summary>\n\n```ts\n{excerpt}```\n\n</details>\n\n" in first
     related = "".join(f"- `src/a.ts:{n}` — note {n}\n" for n in (12, 13, 14, 15))
     assert f"\n\n<details><summary>Related locations (4)</summary>\n\n{related}\n</details>\n\n" in first
     second = md[md.index("### 2. short"):md.index("## SHOULD-FIX")]
     assert "<details>" not in second  # three lines, three related locations: shown as they are
-    assert "`src/a.ts:16-18`\n```ts\n" in second and "Related:\n- `src/a.ts:19`\n- `src/a.ts:20`\n- `src/a.ts:1`\n" in second
+    assert f"`src/a.ts:16-18` · impact: hygiene · id `{ids['short']}`\n```ts\n" in second and "Related:\n- `src/a.ts:19`\n- `src/a.ts:20`\n- `src/a.ts:1`\n" in second
 
 
 def test_plurals_and_no_empty_tables(change) -> None:

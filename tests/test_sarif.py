@@ -21,7 +21,7 @@ import pytest
 from flagfamily import flag_family, review_change
 from reviewer import review
 from reviewer.engine.api import CheckSpec, Family, Outcome
-from reviewer.engine.explain import DOCS_URL, explain
+from reviewer.engine.explain import explain
 from reviewer.engine.registry import catalog, catalog_checks, discover
 from reviewer.report import json_format
 from reviewer.report.formats import renderer
@@ -238,7 +238,10 @@ def _anchors_on_disk(page: Path) -> set[str]:
     return anchors
 
 
-def test_every_rule_links_to_its_heading_in_the_generated_reference(suppression_report) -> None:
+def test_every_rule_links_to_its_heading_in_the_generated_reference(suppression_report, monkeypatch) -> None:
+    """Given where the reference is published (the Action passes its own repository at its commit)."""
+    base = "https://github.example/octo/reviewer/blob/0123abc/docs/rules/"
+    monkeypatch.setenv("REVIEWER_RULE_DOCS_URL", base)
     rules = sarif_of(suppression_report)["runs"][0]["tool"]["driver"]["rules"]
     documented = {spec.id for spec in catalog_checks(discover())}
     linked = {r["id"]: r["helpUri"] for r in rules if "helpUri" in r}
@@ -246,8 +249,8 @@ def test_every_rule_links_to_its_heading_in_the_generated_reference(suppression_
     pages = {g.id: ROOT / "docs" / "rules" / f"{g.id}.md" for g in catalog(discover())}
     for rule_id, uri in linked.items():
         parts = urlsplit(uri)
-        assert uri.startswith(DOCS_URL) and parts.scheme == "https" and parts.query == "", uri
-        page_name, fragment = uri[len(DOCS_URL):].split("#")
+        assert uri.startswith(base) and parts.scheme == "https" and parts.query == "", uri
+        page_name, fragment = uri[len(base):].split("#")
         group = next(g for g in catalog(discover()) if g.check(rule_id) is not None)
         assert page_name == f"{group.id}.md"
         assert fragment == _github_slug(f"`{rule_id}`")

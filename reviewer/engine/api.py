@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Iterator, Mapping
 
 from reviewer.gate.limits import INT_MAX, is_finite_number, is_integer
-from reviewer.report.model import Finding, InvariantStatus, Severity
+from reviewer.report.model import Finding, Impact, InvariantStatus, Severity
 
 if TYPE_CHECKING:
     from reviewer.engine.context import Corpus, ReviewContext
@@ -41,7 +41,9 @@ class CheckSpec:
 
     `severity` is the default a maintainer may re-rate under `[severity]`;
     `why`, `bad` and `good` are the rule's documentation (what it prevents, a
-    violating and a correct example).
+    violating and a correct example). `impact` is what goes wrong when a
+    finding of the check is merged; it orders findings of one severity (the
+    catalog refuses a check that does not say).
     """
 
     id: str  # "<family>/<check>"
@@ -51,6 +53,7 @@ class CheckSpec:
     why: str = ""
     bad: str = ""
     good: str = ""
+    impact: Impact | None = None
 
     @property
     def name(self) -> str:
@@ -66,6 +69,7 @@ def parse_error_check(family_id: str, title: str, summary: str, why: str) -> Che
     return CheckSpec(
         id=f"{family_id}/parse-error",
         severity=Severity.CONSIDER,
+        impact=Impact.HYGIENE,
         title=title,
         summary=summary,
         why=why,
@@ -84,6 +88,7 @@ def handler_unresolved_check(family_id: str, unchecked: str) -> CheckSpec:
     return CheckSpec(
         id=f"{family_id}/handler-unresolved",
         severity=Severity.CONSIDER,
+        impact=Impact.HYGIENE,
         title="Handler passed by a name the reviewer cannot follow",
         summary=(
             "A changed call hands a failure handler or finalizer over by a name the model cannot resolve "

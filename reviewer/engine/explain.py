@@ -39,6 +39,8 @@ def explain(families: tuple[Family, ...], rule_id: str) -> str:
         spec = group.check(rule_id)
         if spec is not None:
             out = [f"{spec.id} ({spec.severity.value})", "", spec.title, "", f"What it checks: {spec.summary}"]
+            if spec.impact is not None:
+                out += ["", f"Impact when merged: {spec.impact.label} (findings are ordered by it)"]
             if spec.why:
                 out += ["", f"Why it matters: {spec.why}"]
             if spec.bad:
@@ -118,7 +120,8 @@ def group_page(group: CheckGroup, level: int = 1) -> str:
     for spec in group.checks:
         locked = group.locked or group.locked_for(spec.id)
         severity = f"Severity: {spec.severity.value} (fixed)" if locked else f"Default severity: {spec.severity.value}"
-        out += [f'<a id="{anchor(spec.id)}"></a>', "", f"{h}# `{spec.id}`", "", f"**{spec.title}.** {severity}.", ""]
+        impact = f" Impact: {spec.impact.label}." if spec.impact is not None else ""
+        out += [f'<a id="{anchor(spec.id)}"></a>', "", f"{h}# `{spec.id}`", "", f"**{spec.title}.** {severity}.{impact}", ""]
         out += [f"{h}## What it checks", "", spec.summary, ""]
         if spec.why:
             out += [f"{h}## Why it matters", "", spec.why, ""]
@@ -169,11 +172,7 @@ def rule_pages(families: tuple[Family, ...]) -> dict[str, str]:
     return pages
 
 
-# ------------------------------------------------------------------ links into the reference (SARIF helpUri)
-
-# The one place the published location of docs/rules/ is named; every absolute
-# link to a rule (SARIF `helpUri`) is built on it.
-DOCS_URL = "https://github.com/reviewer-bot/reviewer/blob/main/docs/rules/"
+# ------------------------------------------------------------------ sections of the reference (SARIF helpUri)
 
 _CODE_SPAN = re.compile(r"(?<!`)(`+)(?!`)(.+?)(?<!`)\1(?!`)")
 _HTML_TAG = re.compile(r"<[^>]*>")
@@ -228,16 +227,17 @@ def heading_anchors(markdown: str) -> list[tuple[str, str]]:
     return out
 
 
-def help_uris(families: tuple[Family, ...]) -> dict[str, str]:
-    """Check id -> absolute URL of its section in the rules reference, the anchor
-    taken from the heading its generated page gives it."""
+def help_paths(families: tuple[Family, ...]) -> dict[str, str]:
+    """Check id -> `<page>.md#<anchor>`, its section in the rules reference relative to
+    docs/rules/, the anchor taken from the heading its generated page gives it. Where
+    docs/rules/ is published is not known here (reviewer/report/sarif.py `rule_docs_base`)."""
     uris: dict[str, str] = {}
     for group in catalog(families):
         anchors: dict[str, str] = {}
         for source, anchor_id in heading_anchors(_page_text(group)):
             anchors.setdefault(source, anchor_id)
         for spec in group.checks:
-            uris[spec.id] = f"{DOCS_URL}{_page_name(group)}#{anchors[f'`{spec.id}`']}"
+            uris[spec.id] = f"{_page_name(group)}#{anchors[f'`{spec.id}`']}"
     return uris
 
 

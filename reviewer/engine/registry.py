@@ -24,7 +24,7 @@ from types import ModuleType
 from reviewer.engine.api import INTERNAL_ERROR, CheckGroup, CheckSpec, Family
 from reviewer.engine.suppress import SUPPRESSION
 from reviewer.gate.integrity import INTEGRITY
-from reviewer.report.model import Severity
+from reviewer.report.model import Impact, Severity
 
 
 def discover(package: str = "reviewer.rules") -> tuple[Family, ...]:
@@ -54,6 +54,7 @@ def internal_error_check(family_id: str) -> CheckSpec:
     return CheckSpec(
         id=f"{family_id}/{INTERNAL_ERROR}",
         severity=Severity.MUST_FIX,
+        impact=Impact.REVIEW,
         title=f"{family_id} could not check its invariant",
         summary=(
             f"The {family_id} rules raised an exception or overran their time budget ([limits] rule_seconds), "
@@ -90,6 +91,7 @@ def idioms_not_found_check(family_id: str) -> CheckSpec:
     return CheckSpec(
         id=f"{family_id}/{IDIOMS_NOT_FOUND}",
         severity=Severity.CONSIDER,
+        impact=Impact.HYGIENE,
         title=f"{family_id}: configured names that name nothing in this code base",
         summary=(
             f"The {family_id} family found nothing to check, and none of the names of one or more of its "
@@ -138,3 +140,8 @@ def catalog_checks(families: tuple[Family, ...]) -> tuple[CheckSpec, ...]:
 def locked_reason(families: tuple[Family, ...], rule_id: str) -> str | None:
     """Why configuration may never re-rate or disable `rule_id` (a check or group id), or None when it may."""
     return next((why for group in catalog(families) if (why := group.locked_for(rule_id))), None)
+
+
+def impacts(families: tuple[Family, ...]) -> dict[str, Impact]:
+    """The impact of every check a report can name (reviewer/report/order.py orders by it)."""
+    return {spec.id: spec.impact or Impact.HYGIENE for group in catalog(families) for spec in group.checks}

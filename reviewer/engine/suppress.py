@@ -19,7 +19,7 @@ from dataclasses import dataclass, replace
 from typing import Collection
 
 from reviewer.change.changeset import ChangeSet, ChangedFile
-from reviewer.report.model import Finding, Location, Severity
+from reviewer.report.model import Finding, Impact, Location, Severity
 from reviewer.engine.api import CheckGroup, CheckSpec
 
 MARKER = "reviewer-ignore"
@@ -237,6 +237,7 @@ def in_scope(finding: Finding, changeset: ChangeSet | None, scope: Scope) -> boo
 MALFORMED = CheckSpec(
     id="suppression/malformed",
     severity=Severity.SHOULD_FIX,
+    impact=Impact.HYGIENE,
     title="Suppression names no rule",
     summary="A `reviewer-ignore:` comment names no rule id (`<family>` or `<family>/<check>`: lowercase letters, "
     "digits and dashes); it silences nothing.",
@@ -255,6 +256,7 @@ MALFORMED = CheckSpec(
 MISSING_REASON = CheckSpec(
     id="suppression/missing-reason",
     severity=Severity.SHOULD_FIX,
+    impact=Impact.HYGIENE,
     title="Suppression without a reason",
     summary="A `reviewer-ignore:` comment names rules but gives no reason after `--`; it silences nothing.",
     why=(
@@ -275,6 +277,7 @@ MISSING_REASON = CheckSpec(
 UNUSED = CheckSpec(
     id="suppression/unused",
     severity=Severity.CONSIDER,
+    impact=Impact.HYGIENE,
     title="Unused suppression",
     summary="A `reviewer-ignore:` comment with a reason matches no finding on its own line or the next one.",
     why=(

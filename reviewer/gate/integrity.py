@@ -18,7 +18,7 @@ from reviewer.errors import ReviewerError
 from reviewer.gitio import RawChange, Repo, is_full_sha
 from reviewer.gate.limits import Limits, check_patch, limits_check
 from reviewer.gate.lookalike import escaped, lookalike_problems, suspicious
-from reviewer.report.model import Check, CheckStatus, Severity
+from reviewer.report.model import Check, CheckStatus, Impact, Severity
 from reviewer.inputs.patchfile import HeaderInfo, NumstatEntry, PatchFile, numstat, sha256_file
 from reviewer.engine.api import CheckGroup, CheckSpec
 
@@ -321,6 +321,7 @@ INTEGRITY_CHECKS: tuple[CheckSpec, ...] = (
     CheckSpec(
         id="integrity/base-commit",
         severity=Severity.MUST_FIX,
+        impact=Impact.REVIEW,
         title="Base commit is not in the repository",
         summary="`--base` names a commit object that exists in the repository (a bare repository works); "
         "a missing object, or the id of a tree, blob or tag, fails.",
@@ -342,6 +343,7 @@ INTEGRITY_CHECKS: tuple[CheckSpec, ...] = (
     CheckSpec(
         id="integrity/patch-sha256",
         severity=Severity.MUST_FIX,
+        impact=Impact.REVIEW,
         title="Patch does not match its SHA-256",
         summary="The SHA-256 of the patch bytes, read once, equals `--patch-sha256`; skipped when none is given.",
         why=(
@@ -363,6 +365,7 @@ INTEGRITY_CHECKS: tuple[CheckSpec, ...] = (
     CheckSpec(
         id="integrity/artifact-sha256",
         severity=Severity.MUST_FIX,
+        impact=Impact.REVIEW,
         title="Artifact does not match its SHA-256",
         summary="Each `--artifact FILE=SHA256` is readable and its SHA-256 matches; skipped when none is given.",
         why=(
@@ -384,6 +387,7 @@ INTEGRITY_CHECKS: tuple[CheckSpec, ...] = (
     CheckSpec(
         id="integrity/clean-apply",
         severity=Severity.MUST_FIX,
+        impact=Impact.REVIEW,
         title="Patch does not apply cleanly to the base",
         summary="git reads the patch and applies it to the base tree in a temporary index (`git apply --cached`, "
         "never the repository's index or work tree); a patch git cannot parse, or whose context does not match "
@@ -412,6 +416,7 @@ INTEGRITY_CHECKS: tuple[CheckSpec, ...] = (
     CheckSpec(
         id="integrity/file-count",
         severity=Severity.MUST_FIX,
+        impact=Impact.REVIEW,
         title="Patch changes a different number of files than --expect-files",
         summary="The number of files the patch changes, as git reads it (a file touched by two sections counts "
         "once), equals `--expect-files`; skipped when none is given.",
@@ -433,6 +438,7 @@ INTEGRITY_CHECKS: tuple[CheckSpec, ...] = (
     CheckSpec(
         id="integrity/paths",
         severity=Severity.MUST_FIX,
+        impact=Impact.REVIEW,
         title="Patch writes an unsafe path",
         summary="No path the patch writes or renames from is empty, absolute, has a `..` or `.` component, a "
         "backslash, a control or bidirectional character, invalid UTF-8, a Windows device name, or lies inside "
@@ -476,6 +482,7 @@ INTEGRITY_CHECKS: tuple[CheckSpec, ...] = (
     CheckSpec(
         id="integrity/limits",
         severity=Severity.MUST_FIX,
+        impact=Impact.REVIEW,
         title="Patch is over a resource limit",
         summary="The patch and its files stay within [limits]: `max_patch_bytes` and `max_files` for the patch; "
         "for each changed .ts/.tsx/.mts/.cts file `max_file_bytes`, `max_line_length`, no NUL byte and valid "
@@ -501,6 +508,7 @@ INTEGRITY_CHECKS: tuple[CheckSpec, ...] = (
     CheckSpec(
         id="integrity/config-edited",
         severity=Severity.CONSIDER,
+        impact=Impact.HYGIENE,
         title="The patch edits reviewer.toml; the edit was not applied",
         summary="The patch changes (or deletes) reviewer.toml, and the patched file loads; the review still ran "
         "on the configuration of the base commit (or `--config`), never on the patched one. An edit that does "
@@ -527,6 +535,7 @@ INTEGRITY_CHECKS: tuple[CheckSpec, ...] = (
     CheckSpec(
         id="integrity/config-invalid",
         severity=Severity.MUST_FIX,
+        impact=Impact.REVIEW,
         title="The patch makes reviewer.toml invalid",
         summary="The patch changes reviewer.toml into a file the configuration loader refuses (not TOML, an "
         "unknown table, option or rule id, a value of the wrong type); the review itself still ran on the "

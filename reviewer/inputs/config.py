@@ -13,6 +13,11 @@
     [suppressions]
     patch_may_silence = ["should-fix", "consider"]
 
+    [[accept]]
+    id = "3f2a9c0d1e4b5a67"      # a finding's stable id, as the report prints it
+    reason = "the lease is renewed by the caller; see ADR-12"
+    until = 2027-03-31           # optional: accepted up to and including this day (UTC)
+
 Unknown tables, families, options and rule ids are errors: a typo must not
 silently leave a rule on its defaults. Integrity, suppression and
 `<family>/internal-error` checks can never be re-rated or disabled (the gate,
@@ -21,6 +26,7 @@ the audit trail of silencing, a rule that proved nothing).
 
 from __future__ import annotations
 
+import datetime
 import hashlib
 import json
 import re
@@ -74,6 +80,66 @@ class Suppressions:
         return [s.value for s in self.patch_may_silence]
 
 
+_FINDING_ID = re.compile(r"[0-9a-f]{16}")
+_ISO_DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
+
+
+@dataclass(frozen=True)
+class Acceptance:
+    """One `[[accept]]` entry: a maintainer accepting one finding, by its stable id, with a reason.
+
+    The id covers the rule, the path and the normalised code of the reported
+    construct (reviewer/report/model.py `Finding.id`), so an acceptance stops
+    applying by itself when that code changes. Read only from the base's
+    configuration (or --config): a patch cannot accept its own findings.
+    """
+
+    id: str
+    reason: str
+    until: datetime.date | None = None
+
+    def expired(self, today: datetime.date) -> bool:
+        return self.until is not None and today > self.until
+
+
+def _accepts(raw: Any, where: str) -> tuple[Acceptance, ...]:
+    """[[accept]] entries, each checked whole: a typo must not accept a different finding or none."""
+    if raw is None:
+        return ()
+    if not isinstance(raw, list) or not all(isinstance(e, dict) for e in raw):
+        raise ReviewerError(f"{where} accept must be an array of tables ([[accept]] entries), got {shown(raw)}")
+    out: dict[str, Acceptance] = {}
+    for n, entry in enumerate(raw, 1):
+        at = f"{where} [[accept]] entry {n}"
+        unknown = sorted(set(entry) - {"id", "reason", "until"})
+        if unknown:
+            raise ReviewerError(f"{at} has no option {_key(unknown[0])} (known: id, reason, until)")
+        fid, reason, until = entry.get("id"), entry.get("reason"), entry.get("until")
+        if not isinstance(fid, str) or not _FINDING_ID.fullmatch(fid):
+            raise ReviewerError(f"{at}: id must be a finding's 16-hex-digit id as the report prints it, got {shown(fid)}")
+        if not isinstance(reason, str) or not reason.strip():
+            raise ReviewerError(f"{at} (id {fid}): reason must be a non-empty string saying why the finding is accepted")
+        if until is not None:
+            until = _date(until, f"{at} (id {fid})")
+        if fid in out:
+            raise ReviewerError(f"{at}: id {fid} is accepted twice")
+        out[fid] = Acceptance(fid, reason.strip(), until)
+    return tuple(sorted(out.values(), key=lambda a: a.id))
+
+
+def _date(value: Any, at: str) -> datetime.date:
+    # TOML's local date (until = 2027-03-31) or the same as a string; a date-time is refused:
+    # an acceptance is for whole days, and a time zone would make the last day ambiguous.
+    if isinstance(value, datetime.date) and not isinstance(value, datetime.datetime):
+        return value
+    if isinstance(value, str) and _ISO_DATE.fullmatch(value):
+        try:
+            return datetime.date.fromisoformat(value)
+        except ValueError:  # 2027-02-30
+            pass
+    raise ReviewerError(f"{at}: until must be a date such as 2027-03-31, got {shown(value)}")
+
+
 @dataclass(frozen=True)
 class Config:
     source: str  # "built-in defaults", "reviewer.toml at <base>", or the --config path
@@ -89,6 +155,7 @@ class Config:
     # [model]: role-table entries that replace the model's defaults (see MODEL_SELECTORS/MODEL_NAMES).
     model: Mapping[str, Any] = field(default_factory=dict)
     suppressions: Suppressions = field(default_factory=Suppressions)
+    accepts: tuple[Acceptance, ...] = ()
 
     def for_family(self, family_id: str) -> Mapping[str, Any]:
         return self.options.get(family_id, {})
@@ -106,6 +173,8 @@ class Config:
         # Only when set otherwise: a review stored before the table existed keeps its identity.
         if self.suppressions != Suppressions():
             payload["suppressions"] = {"patch_may_silence": self.suppressions.patch_may_silence_value()}
+        if self.accepts:
+            payload["accept"] = [[a.id, a.reason, a.until.isoformat() if a.until else None] for a in self.accepts]
         if any(self.configured.values()):  # what is set by hand decides what may be inferred
             payload["configured"] = {k: sorted(v) for k, v in sorted(self.configured.items())}
         return hashlib.sha256(json.dumps(payload, sort_keys=True, default=list).encode()).hexdigest()
@@ -118,6 +187,7 @@ _TABLES = {
     "limits": "[limits]",
     "model": "[model]",
     "suppressions": "[suppressions]",
+    "accept": "[[accept]]",
 }
 
 # [model]: the role table of the TypeScript model (reviewer/typescript/roles.py), kept as
@@ -254,7 +324,7 @@ def build_config(raw: Mapping[str, Any], families: tuple[Family, ...], source: s
     model = _model(raw, where)
     suppressions = Suppressions.from_table(_table(raw, "suppressions", where), where)
     return Config(source, options, severities, disabled, limits=limits, configured=configured, model=model,
-                  suppressions=suppressions)
+                  suppressions=suppressions, accepts=_accepts(raw.get("accept"), where))
 
 
 def parse_toml(data: bytes, source: str) -> dict[str, Any]:

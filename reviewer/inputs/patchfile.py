@@ -46,9 +46,19 @@ class PatchFile:
         return cls(name, data, len(data), hashlib.sha256(data).hexdigest())
 
 
-def display_name(path: str) -> str:
+# Where a shell's process substitution (`--patch <(git diff ...)`) points: a
+# descriptor number, not a name worth a title.
+_DESCRIPTOR = re.compile(r"/(?:dev|proc/self|proc/[0-9]+)/fd/[0-9]+|/dev/stdin")
+
+
+def display_name(path: str, digest: str = "") -> str:
+    """How the report names the patch: its file name, `stdin`, or for a pipe
+    (`<(git diff ...)`), the start of its SHA-256 (`patch b853ebc32ba7`)."""
     if path == STDIN:
         return "stdin"
+    if _DESCRIPTOR.fullmatch(path):
+        # A named FIFO keeps its name: someone chose it (and it is part of a stored review's identity).
+        return f"patch {digest[:12]}" if digest else "patch from a pipe"
     return printable(path.rstrip("/").rsplit("/", 1)[-1] or path)
 
 
@@ -71,7 +81,7 @@ def read_patch(path: str, max_bytes: int | None = None) -> PatchFile:
         raise ReviewerError(f"--patch {path}: is a directory, not a patch file") from None
     except OSError as exc:
         raise ReviewerError(f"--patch {where}: cannot read ({exc.strerror})") from None
-    patch = PatchFile(display_name(path), data, size, digest)
+    patch = PatchFile(display_name(path, digest), data, size, digest)
     if patch.oversized:
         return patch
     if not data.strip():

@@ -74,8 +74,9 @@ def _must_fix(report: Report) -> _Section | None:
     located = [f for f in report.by_severity(Severity.MUST_FIX) if f.location is not None]
     if not located:
         return None
+    # A finding that follows from a root cause is nested under it (they are listed together).
     items = tuple(
-        f"- {text(_clip(f.title))} — {code(f.rule)} at "
+        f"{'  - ↳ ' if f.id in report.roots else '- '}{text(_clip(f.title))} — {code(f.rule)} at "
         f"{_at(f.location.path, f.location.line, f.location.end_line, report.links)}"
         for f in located if f.location is not None
     )
@@ -105,17 +106,35 @@ def _refusal(s: SuppressedFinding) -> str:
             "the suppression")
 
 
+def _accepted(report: Report) -> _Section | None:
+    if not report.accepted:
+        return None
+    items = tuple(
+        f"- {text(_clip(a.finding.title))} — {code(a.finding.rule)}"
+        + (f" at {_at(a.finding.location.path, a.finding.location.line, a.finding.location.end_line, report.links)}"
+           if a.finding.location is not None else "")
+        + (f" (until {a.until})" if a.until else "") + f": {text(_clip(a.reason))}"
+        for a in report.accepted
+    )
+    return _Section(("**Accepted by the base's `reviewer.toml`** (not counted):",), items,
+                    ("accepted finding", "accepted findings"))
+
+
 def _summary(report: Report) -> str:
-    run = safe_url(report.links.run) if report.links is not None and report.links.run else None
-    return f"[job summary]({run})" if run else "job summary"
+    """Where the full report is: the CI run's job summary, or, run by hand, the Markdown report."""
+    run = report.links.run if report.links is not None else None
+    if run is None:
+        return "in the Markdown report (`--format markdown`)"
+    url = safe_url(run)
+    return f"in the [job summary]({url})" if url else "in the job summary"
 
 
 def _note(report: Report, left_out: dict[tuple[str, str], int]) -> str:
     if not left_out:
-        return f"The full report is in the {_summary(report)}."
+        return f"The full report is {_summary(report)}."
     listed = ", ".join(f"{n} {kind[0] if n == 1 else kind[1]}" for kind, n in left_out.items())
     return (f"**Not listed here**, to stay under GitHub's {GITHUB_LIMIT:,}-character comment limit: {listed}. "
-            f"The full report is in the {_summary(report)} and in the SARIF and JSON outputs.")
+            f"The full report is {_summary(report)}, and all findings are in the SARIF and JSON outputs.")
 
 
 def _fit(sections: list[_Section], room: int) -> tuple[dict[tuple[str, str], tuple[str, ...]], dict[tuple[str, str], int]]:
@@ -148,14 +167,16 @@ def _shown(section: _Section | None, kept: dict[tuple[str, str], tuple[str, ...]
 def render(report: Report) -> str:
     head = [MARKER, banner(report), ""]
     why, delta, must, silenced = _why(report), _delta(report), _must_fix(report), _added_suppressions(report)
+    accepted = _accepted(report)
     # What a maintainer must not miss gets the room first: why the merge is
     # blocked, then what the author silenced, then must-fix findings; the
     # delta (shown early, since it is what changed since the last push) last.
-    by_priority = [s for s in (why, silenced, must, delta) if s is not None]
+    by_priority = [s for s in (why, silenced, must, delta, accepted) if s is not None]
     verdict = "\n\n" + report.verdict.value + "\n"
     worst_note = _note(report, {s.kind: len(s.items) for s in by_priority})
     fixed = size("\n".join(head) + "\n" + worst_note + verdict)
     kept, left_out = _fit(by_priority, LIMIT - fixed)
-    lines = [*head, *_shown(why, kept), *_shown(delta, kept), *_shown(must, kept), *_shown(silenced, kept)]
+    lines = [*head, *_shown(why, kept), *_shown(delta, kept), *_shown(must, kept), *_shown(silenced, kept),
+             *_shown(accepted, kept)]
     lines.append(_note(report, left_out))
     return "\n".join(lines) + verdict

@@ -4,10 +4,16 @@ Everything is escaped per GitHub's rules, so no text from the patch can end
 a command early, start another one (`::set-output`, `::add-mask`,
 `::stop-commands`) or add a property.
 
-A DO-NOT-MERGE always says why: every finding is an annotation, a cause no
-finding carries (a family that errored on a parse error) gets its own error,
-and the closing verdict line names every cause. Suppressions the patch adds
-are annotated on the directive's line, honoured or refused.
+A DO-NOT-MERGE always says why: the first annotation is the verdict with its
+causes (what to fix first), every finding is an annotation, and a cause no
+finding carries (a family that errored on a parse error) gets its own error. Suppressions the patch adds are annotated on the
+directive's line, honoured or refused.
+
+GitHub shows at most 10 annotations of each level (error, warning, notice)
+per step and drops the rest without a word, so each level is capped here:
+past the cap, one annotation of that level names how many more there are
+and what they are, and the job summary and SARIF hold all of them. The
+verdict is first, so no cap can drop it.
 """
 
 from __future__ import annotations
@@ -52,11 +58,17 @@ def _cause_commands(report: Report) -> list[str]:
             title = f"{c.id}: integrity check failed"
             text = printable(f"integrity check {c.id} failed: {c.detail}")
             out.append(f"::error title={escape_property(title)}::{escape_data(text)}")
+    # Families that could not check for one reason (the patch could not be rebuilt) are one error, not nine.
+    by_reason: dict[str, list[str]] = {}
     for i in report.invariants:
         if i.status is InvariantStatus.ERROR and f"{i.id}/{INTERNAL_ERROR}" not in annotated:
-            title = f"{i.id}: could not check its invariant"
-            text = printable(f"rule family {i.id} could not be checked: {i.summary}")
-            out.append(f"::error title={escape_property(title)}::{escape_data(text)}")
+            by_reason.setdefault(i.summary, []).append(i.id)
+    for summary, ids in by_reason.items():
+        who = ids[0] if len(ids) == 1 else f"{len(ids)} rule families"
+        title = f"{who}: could not check its invariant" if len(ids) == 1 else f"{who} could not check their invariants"
+        named = f"rule family {ids[0]}" if len(ids) == 1 else f"{len(ids)} rule families ({', '.join(ids)})"
+        text = printable(f"{named} could not be checked: {summary}")
+        out.append(f"::error title={escape_property(title)}::{escape_data(text)}")
     return out
 
 
@@ -87,27 +99,74 @@ def _suppression_commands(report: Report) -> list[str]:
     return out
 
 
-def render(report: Report) -> str:
-    lines = [_command(f) for f in report.findings]
-    lines += _cause_commands(report)
-    lines += _suppression_commands(report)
-    if report.delta is not None:
-        for d in report.delta.resolved:
-            where = (f" at {d.path}" + (f":{d.line}" if d.line is not None else "")) if d.path else ""
-            lines.append(f"::notice title={escape_property('resolved: ' + d.rule)}::{escape_data(d.title + where)}")
+# GitHub's cap per level per step (docs: "Workflow commands", annotation limits).
+ANNOTATIONS_PER_LEVEL = 10
+
+
+def _verdict(report: Report) -> str:
     counts = ", ".join(f"{report.count(s)} {s.value}" for s in Severity)
     if report.pre_existing:
         # Not annotated: they sit on lines the patch did not touch.
         counts += f"; {len(report.pre_existing)} pre-existing outside the change, not counted"
+    if report.accepted:
+        counts += f"; {len(report.accepted)} accepted by the base's reviewer.toml, not counted"
     verdict = f"reviewer {report.tool_version}: {report.verdict.value} ({counts})"
     if report.verdict is Verdict.DO_NOT_MERGE:
         causes = report.causes()
         # Fail closed even in wording: a DO-NOT-MERGE with no cause the model can name still says so.
         verdict += " because " + "; ".join(printable(c) for c in causes) if causes else " (no cause recorded)"
-        lines.append("::error::" + escape_data(verdict))
-    else:
-        lines.append("::notice::" + escape_data(verdict))
-    return "\n".join(lines) + "\n"
+    return verdict
+
+
+def _level(command: str) -> str:
+    return command[2:].split(" ", 1)[0].split("::", 1)[0]
+
+
+def _capped(verdict: str, commands: list[str]) -> list[str]:
+    """The verdict, then `commands` in order with at most ANNOTATIONS_PER_LEVEL of
+    each level in all; the last slot of a full level says what was left out."""
+    room = {level: ANNOTATIONS_PER_LEVEL for level in ("error", "warning", "notice")}
+    room[_level(verdict)] -= 1
+    by_level: dict[str, list[str]] = {}
+    for c in commands:
+        by_level.setdefault(_level(c), []).append(c)
+    dropped = {level: mine[room[level] - 1 :] for level, mine in by_level.items() if len(mine) > room[level]}
+    gone = {id(c) for rest in dropped.values() for c in rest}
+    out = [verdict]
+    for c in commands:
+        if id(c) not in gone:
+            out.append(c)
+        elif c is dropped[_level(c)][0]:
+            rest = dropped[_level(c)]
+            named = "; ".join(_title(x) for x in rest)
+            text = (f"{len(rest)} more {_level(c)} annotations are not shown here (GitHub shows "
+                    f"{ANNOTATIONS_PER_LEVEL} per level per step); the job summary and the SARIF upload list all "
+                    f"of them: {named}")
+            out.append(f"::{_level(c)} title={escape_property(f'reviewer: {len(rest)} more')}::{escape_data(text)}")
+    return out
+
+
+def _title(command: str) -> str:
+    """What an annotation is about, for the overflow line: its title and file:line."""
+    head = command.split("::", 2)[1]
+    props = dict(p.split("=", 1) for p in head.split(" ", 1)[1].split(",") if "=" in p) if " " in head else {}
+    unescape = lambda v: v.replace("%2C", ",").replace("%3A", ":").replace("%0A", " ").replace("%0D", " ").replace("%25", "%")  # noqa: E731
+    where = f" at {unescape(props['file'])}:{props.get('line', '')}" if "file" in props else ""
+    return unescape(props.get("title", "annotation")) + where
+
+
+def render(report: Report) -> str:
+    verdict = _verdict(report)
+    level = "error" if report.verdict is Verdict.DO_NOT_MERGE else "notice"
+    first = f"::{level} title={escape_property('reviewer: ' + report.verdict.value)}::{escape_data(verdict)}"
+    commands = [_command(f) for f in report.findings]
+    commands += _cause_commands(report)
+    commands += _suppression_commands(report)
+    if report.delta is not None:
+        for d in report.delta.resolved:
+            where = (f" at {d.path}" + (f":{d.line}" if d.line is not None else "")) if d.path else ""
+            commands.append(f"::notice title={escape_property('resolved: ' + d.rule)}::{escape_data(d.title + where)}")
+    return "\n".join(_capped(first, commands)) + "\n"
 
 
 def cap_summary(markdown: str, limit: int = SUMMARY_LIMIT) -> str:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from reviewer.report.model import Finding, Location, Report
+from reviewer.report.model import AcceptedFinding, Finding, Location, Report
 
 SCHEMA = "reviewer-report/1"
 
@@ -14,9 +14,9 @@ def _location(loc: Location) -> dict[str, Any]:
     return {"path": loc.path, "line": loc.line, "end_line": loc.end_line, "note": loc.note}
 
 
-def _finding(f: Finding) -> dict[str, Any]:
+def _finding(f: Finding, report: Report) -> dict[str, Any]:
     loc = f.location
-    return {
+    out = {
         "id": f.id,
         "rule": f.rule,
         "severity": f.severity.value,
@@ -28,6 +28,25 @@ def _finding(f: Finding) -> dict[str, Any]:
         "related": [_location(r) for r in f.related],
         "failure_sequence": list(f.failure_sequence),
     }
+    out.update(impact=report.impact(f).value, root=report.roots.get(f.id), accepted=None, acceptance_expired=None)
+    return out
+
+
+def _acceptance(a: AcceptedFinding) -> dict[str, Any]:
+    return {"reason": a.reason, "until": a.until}
+
+
+def _findings(report: Report) -> list[dict[str, Any]]:
+    expired = {a.finding.id: a for a in report.expired}
+    out = []
+    for f in report.findings:
+        item = _finding(f, report)
+        if f.id in expired:
+            item["acceptance_expired"] = _acceptance(expired[f.id])
+        out.append(item)
+    for a in report.accepted:
+        out.append({**_finding(a.finding, report), "accepted": _acceptance(a)})
+    return out
 
 
 def _delta(report: Report) -> dict[str, Any] | None:
@@ -59,18 +78,20 @@ def to_dict(report: Report) -> dict[str, Any]:
         "files": [{"path": f.path, "old_path": f.old_path, "status": f.status} for f in report.files],
         "invariants": [
             {"id": i.id, "status": i.status.value, "findings": [f.id for f in i.findings],
-             "pre_existing": [f.id for f in i.pre_existing], "suppressed": i.suppressed, "summary": i.summary,
+             "pre_existing": [f.id for f in i.pre_existing], "suppressed": i.suppressed, "accepted": i.accepted,
+             "summary": i.summary,
              "vocabulary": i.vocabulary}
             for i in report.invariants
         ],
-        "findings": [_finding(f) for f in report.findings],
-        "pre_existing": [_finding(f) for f in report.pre_existing],
+        "findings": _findings(report),
+        "pre_existing": [_finding(f, report) for f in report.pre_existing],
         "suppressed": [
             {"finding": f"{s.finding.id}", "rule": s.finding.rule, "path": s.path, "line": s.line,
              "reason": s.reason, "added_by_patch": s.added_by_patch, "honoured": s.honoured}
             for s in report.suppressed
         ],
         "scope": report.scope,
+        "judged_on": report.judged_on,
         "coverage": _coverage(report),
         "delta": _delta(report),
         "pull_request": None if report.pull_request is None else {

@@ -13,10 +13,10 @@ from importlib import resources
 
 import jinja2
 
-from reviewer.report import mermaid
 from reviewer.text import plural
 from reviewer.report.model import (
-    CheckStatus, Delta, Finding, InvariantResult, InvariantStatus, Links, Location, Report, Severity, SuppressedFinding,
+    AcceptedFinding, CheckStatus, Delta, Finding, InvariantResult, InvariantStatus, Links, Location, Report, Severity,
+    SuppressedFinding,
 )
 
 _MENTION = re.compile(r"@(?=[A-Za-z0-9_-])")
@@ -275,10 +275,11 @@ def refused_by_finding(report: Report) -> dict[str, SuppressedFinding]:
 def invariant_status(inv: InvariantResult) -> str:
     """The status cell: an invariant whose findings were silenced never reads as plainly verified."""
     silenced = f"🔇 suppressed ({inv.suppressed})"
-    if inv.status is InvariantStatus.VERIFIED and inv.suppressed:
-        return silenced
+    owned = f"☑️ accepted ({inv.accepted})"
+    if inv.status is InvariantStatus.VERIFIED and (inv.suppressed or inv.accepted):
+        return ", ".join(x for x, n in ((silenced, inv.suppressed), (owned, inv.accepted)) if n)
     shown = _INVARIANT_ICON[inv.status] + (f" ({len(inv.findings)})" if inv.findings else "")
-    return shown + (f", {silenced}" if inv.suppressed else "")
+    return shown + (f", {silenced}" if inv.suppressed else "") + (f", {owned}" if inv.accepted else "")
 
 
 # Evidence longer than this, and more related locations than this, is folded
@@ -287,14 +288,23 @@ EXCERPT_INLINE = 8
 RELATED_INLINE = 3
 
 
-def _as_shown(step: str) -> str:
-    """A step as a reader sees it rendered: code spans without their backticks."""
-    s = _LINE_BREAK.sub(" ", step)
-    return "".join(_span_content(part) if is_code else part for is_code, part in _split_code_spans(s))
+def inputs_line(report: Report) -> str:
+    """The integrity table in one line, for when every check passed (or was skipped)."""
+    skipped = [c.id.split("/", 1)[1] for c in report.checks if c.status is CheckStatus.SKIP]
+    passed = len(report.checks) - len(skipped)
+    line = (f"base {code(report.base[:12])} exists · patch sha256 {code(report.patch.sha256[:12])} · "
+            f"{plural(report.patch.files, 'file')}, +{report.patch.added} −{report.patch.removed} · "
+            f"{passed} of {len(report.checks)} checks passed")
+    return line + (f", skipped: {', '.join(skipped)}" if skipped else "")
 
 
-def sequence_diagram(finding: Finding) -> list[str]:
-    return mermaid.diagram(tuple(_as_shown(step) for step in finding.failure_sequence), finding.rule)
+def impact_label(report: Report, finding: Finding) -> str:
+    return f"impact: {report.impact(finding).label}"
+
+
+def expired_by_finding(report: Report) -> dict[str, AcceptedFinding]:
+    """Acceptances past their date, by the id of the finding they named (it blocks again)."""
+    return {a.finding.id: a for a in report.expired}
 
 
 def _template(name: str) -> str:
@@ -316,7 +326,8 @@ def environment() -> jinja2.Environment:
     env.globals.update(
         fence=fence, check_icon=_CHECK_ICON, severities=list(Severity), plural=plural, where=where,
         banner=banner, causes=causes, invariant_status=invariant_status, suppression_site=suppression_site,
-        refused_reason=refused_reason, refused_by_finding=refused_by_finding, sequence_diagram=sequence_diagram,
+        refused_reason=refused_reason, refused_by_finding=refused_by_finding, inputs_line=inputs_line,
+        impact_label=impact_label, expired_by_finding=expired_by_finding, check_fail=CheckStatus.FAIL,
         excerpt_inline=EXCERPT_INLINE, related_inline=RELATED_INLINE,
     )
     return env

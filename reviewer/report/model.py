@@ -27,6 +27,39 @@ class Severity(str, enum.Enum):
 _SEVERITY_RANK = {Severity.MUST_FIX: 0, Severity.SHOULD_FIX: 1, Severity.CONSIDER: 2}
 
 
+class Impact(str, enum.Enum):
+    """What goes wrong in production when a check's finding is merged: the order
+    a maintainer fixes findings in, within one severity (most harmful first)."""
+
+    # The review itself is incomplete: the inputs failed the gate or a family
+    # could not finish, so nothing else in the report can be relied on yet.
+    REVIEW = "review"
+    TWO_OWNERS = "two-owners"
+    LOST_OUTCOME = "lost-outcome"
+    DUPLICATED_WORK = "duplicated-work"
+    STARVATION = "starvation"
+    HYGIENE = "hygiene"
+
+    @property
+    def rank(self) -> int:
+        return _IMPACT_RANK[self]
+
+    @property
+    def label(self) -> str:
+        return _IMPACT_LABEL[self]
+
+
+_IMPACT_RANK = {impact: rank for rank, impact in enumerate(Impact)}
+_IMPACT_LABEL = {
+    Impact.REVIEW: "the review is incomplete",
+    Impact.TWO_OWNERS: "two owners of one run",
+    Impact.LOST_OUTCOME: "a lost outcome or durable state",
+    Impact.DUPLICATED_WORK: "duplicated or misdirected work",
+    Impact.STARVATION: "starved or unbounded work",
+    Impact.HYGIENE: "hygiene",
+}
+
+
 class CheckStatus(str, enum.Enum):
     PASS = "pass"
     FAIL = "fail"
@@ -122,6 +155,8 @@ class InvariantResult:
     # Findings of this family silenced by an honoured suppression: an invariant
     # whose only findings were silenced reads "suppressed", never "verified".
     suppressed: int = 0
+    # Findings of this family the base's configuration accepts ([[accept]]): found, never blocking.
+    accepted: int = 0
 
 
 @dataclass(frozen=True)
@@ -156,6 +191,19 @@ class SuppressedFinding:
     # configuration does not let a patch silence ([suppressions] patch_may_silence).
     # The finding then stays in Report.findings and still blocks.
     honoured: bool = True
+
+
+@dataclass(frozen=True)
+class AcceptedFinding:
+    """A finding whose stable id an `[[accept]]` entry of the base's configuration names.
+
+    `until` is the entry's last day (ISO date) or None. An expired acceptance
+    keeps its finding blocking and is listed so the owner sees why.
+    """
+
+    finding: Finding
+    reason: str
+    until: str | None = None
 
 
 @dataclass(frozen=True)
@@ -252,6 +300,16 @@ class Report:
     # Quoted excerpts of the patched file per finding id, computed once so all
     # renderers show the same text.
     excerpts: dict[str, tuple[tuple[int, str], ...]] = field(default_factory=dict, compare=False, hash=False)
+    # Findings an [[accept]] entry names: never blocking (`accepted`), or past
+    # its date and blocking again (`expired`, whose findings are in `findings`).
+    accepted: tuple[AcceptedFinding, ...] = ()
+    expired: tuple[AcceptedFinding, ...] = ()
+    # The day acceptances were judged against, when any entry has a date (ISO).
+    judged_on: str | None = None
+    # reviewer/report/order.py: the root's id of each finding listed beneath
+    # one, and the impact of each rule with a finding in the report.
+    roots: dict[str, str] = field(default_factory=dict, compare=False, hash=False)
+    impacts: dict[str, Impact] = field(default_factory=dict, compare=False, hash=False)
 
     def count(self, severity: Severity) -> int:
         return sum(1 for f in self.findings if f.severity is severity)
@@ -275,15 +333,43 @@ class Report:
         """The reviewed head commit, when the review is of a pull request."""
         return self.pull_request.head if self.pull_request is not None else None
 
-    def causes(self) -> tuple[str, ...]:
-        """Why the verdict is DO-NOT-MERGE, one plain-text line per cause
-        (empty for MERGE): every format names each of them."""
+    def impact(self, finding: Finding) -> Impact:
+        return self.impacts.get(finding.rule, Impact.HYGIENE)
+
+    def follows(self, finding: Finding) -> tuple[Finding, ...]:
+        """The findings listed beneath `finding`, its root cause."""
+        return tuple(f for f in self.findings if self.roots.get(f.id) == finding.id)
+
+    def causes(self, top: int = 3) -> tuple[str, ...]:
+        """Why the verdict is DO-NOT-MERGE, one plain-text line per cause, what to
+        fix first first (empty for MERGE): every format names each of them.
+
+        Failed checks and families that could not check come first (nothing else
+        can be relied on); then the `top` must-fix root causes in report order,
+        each with its impact and what follows from it; then how many more."""
         out = [f"integrity check {c.id} failed: {c.detail}" for c in self.checks if c.status is CheckStatus.FAIL]
-        out += [f"rule family {i.id} could not be checked: {i.summary}"
-                for i in self.invariants if i.status is InvariantStatus.ERROR]
-        must = self.count(Severity.MUST_FIX)
-        if must:
-            out.append(f"{must} must-fix finding{'' if must == 1 else 's'}")
+        errors: dict[str, list[str]] = {}
+        for i in self.invariants:
+            if i.status is InvariantStatus.ERROR:
+                errors.setdefault(i.summary, []).append(i.id)
+        for summary, ids in errors.items():
+            # The same reason for every family (the patch could not be rebuilt) is one cause, not nine.
+            who = f"rule family {ids[0]}" if len(ids) == 1 else f"{len(ids)} rule families ({', '.join(ids)})"
+            out.append(f"{who} could not be checked: {summary}")
+        # A finding that only repeats a cause already stated (the failed check, the family's error).
+        stated = {f"{i}/internal-error" for ids in errors.values() for i in ids}
+        stated |= {c.id for c in self.checks if c.status is CheckStatus.FAIL}
+        must = [f for f in self.findings if f.severity is Severity.MUST_FIX and f.rule not in stated]
+        roots = [f for f in must if f.id not in self.roots]
+        for f in roots[:top]:
+            where = f" at {f.location.path}:{f.location.line}" if f.location else ""
+            after = len(self.follows(f))
+            tail = f"; {after} more finding{'' if after == 1 else 's'} follow{'s' if after == 1 else ''} from it" if after else ""
+            out.append(f"{f.title}{where} ({self.impact(f).label}{tail})")
+        shown = sum(1 + len(self.follows(f)) for f in roots[:top])
+        if len(must) > shown:
+            rest = len(must) - shown
+            out.append(f"{rest} more must-fix finding{'' if rest == 1 else 's'}")
         return tuple(out)
 
 

@@ -30,15 +30,35 @@ SCHEMA_URI = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas
 LEVEL = {Severity.MUST_FIX: "error", Severity.SHOULD_FIX: "warning", Severity.CONSIDER: "note"}
 
 
+# Where docs/rules/ of the version that rendered the report is published. The Action
+# sets it to its own repository at its own commit; nothing else is ever guessed.
+RULE_DOCS_ENV = "REVIEWER_RULE_DOCS_URL"
+
+
+def rule_docs_base() -> str | None:
+    """The base URL of the rules reference from REVIEWER_RULE_DOCS_URL, ending in `/`;
+    None when it is unset or empty, and then no rule carries a `helpUri`: a link is
+    made only to a place someone said holds these very pages. A value that is not an
+    http(s) URL is an error (exit 2, one line), never a broken link in the report."""
+    import os
+
+    from reviewer.inputs.pullrequest import web_url
+
+    value = os.environ.get(RULE_DOCS_ENV, "")
+    return web_url(value, RULE_DOCS_ENV) + "/" if value else None
+
+
 def _rule_docs() -> dict[str, dict[str, Any]]:
     """SARIF rule metadata of every check the registry knows: each family's checks
     and internal-error, the integrity gate and the suppression checks, each with
-    the `--explain` text as plain text and Markdown and a link to its reference section."""
-    from reviewer.engine.explain import help_markdown, help_uris
+    the `--explain` text as plain text and Markdown and, when the reference's
+    published location is known (`rule_docs_base`), a link to its section."""
+    from reviewer.engine.explain import help_markdown, help_paths
     from reviewer.engine.registry import catalog, discover
 
     families = discover()
-    uris = help_uris(families)
+    base = rule_docs_base()
+    uris = help_paths(families)
     docs: dict[str, dict[str, Any]] = {}
     for group in catalog(families):
         for spec in group.checks:
@@ -57,7 +77,7 @@ def _rule_docs() -> dict[str, dict[str, Any]]:
                 "shortDescription": {"text": spec.title},
                 "fullDescription": {"text": spec.summary},
                 "help": {"text": help_text, "markdown": help_markdown(group, spec)},
-                "helpUri": uris[spec.id],
+                **({"helpUri": base + uris[spec.id]} if base is not None else {}),
                 "defaultConfiguration": {"level": LEVEL[spec.severity]},
                 "properties": {"tags": [group.id], "severity": spec.severity.value},
             }
@@ -170,8 +190,10 @@ def to_dict(report: Report) -> dict[str, Any]:
     # Never lose a blocking finding: a refused one missing from the findings is shown as a result anyway.
     located += [s.finding for fid, s in sorted(refused.items()) if fid not in listed]
     earlier = [f for f in report.pre_existing if f.location is not None]
-    used = sorted({f.rule for f in located} | {s.finding.rule for s in silenced} | {f.rule for f in earlier})
-    everything = {f.rule: f for f in [*located, *(s.finding for s in silenced), *earlier]}
+    owned = [a for a in report.accepted if a.finding.location is not None]
+    used = sorted({f.rule for f in located} | {s.finding.rule for s in silenced} | {f.rule for f in earlier}
+                  | {a.finding.rule for a in owned})
+    everything = {f.rule: f for f in [*located, *(s.finding for s in silenced), *earlier, *(a.finding for a in owned)]}
     rules = [docs.get(rid) or _generic_rule(everything[rid]) for rid in sorted(set(docs) | set(used))]
     index = {r["id"]: i for i, r in enumerate(rules)}
     results = []
@@ -208,6 +230,12 @@ def to_dict(report: Report) -> dict[str, Any]:
         if s.added_by_patch:
             result["properties"]["suppressionAddedByPatch"] = True
         results.append(result)
+    # Accepted by the base's [[accept]]: an external suppression (configuration, not the code under review).
+    for a in owned:
+        until = f" (until {a.until})" if a.until else ""
+        results.append(_result(a.finding, index[a.finding.rule], {
+            "kind": "external", "status": "accepted",
+            "justification": printable(a.reason) + f" (accepted by the base's reviewer.toml{until})"}))
     errored = any(i.status is InvariantStatus.ERROR for i in report.invariants)
     return {
         "$schema": SCHEMA_URI,

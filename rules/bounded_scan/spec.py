@@ -7,7 +7,7 @@ scan-path test every other module asks goes with the option it reads.
 from __future__ import annotations
 
 from reviewer.engine.globs import matches
-from reviewer.report.model import Severity
+from reviewer.report.model import Impact, Severity
 from reviewer.engine.api import CheckSpec, Kind, Option, Options, parse_error_check
 
 
@@ -133,6 +133,7 @@ CHECKS: tuple[CheckSpec, ...] = (
     CheckSpec(
         id=f"{FAMILY_ID}/unbounded",
         severity=Severity.MUST_FIX,
+        impact=Impact.STARVATION,
         title="Recovery/wake scan without .limit",
         summary=(
             "A select over a scanned table in a scan path, or over any table when a recovery entry point "
@@ -157,6 +158,7 @@ CHECKS: tuple[CheckSpec, ...] = (
     CheckSpec(
         id=f"{FAMILY_ID}/bound-too-large",
         severity=Severity.MUST_FIX,
+        impact=Impact.STARVATION,
         title="Scan bound above the configured maximum",
         summary="A scan's .limit(N) resolves (constants and arithmetic folded) to more than the bound.",
         why="The bound caps how much one recovery pass can load and wake at once; a larger page defeats it.",
@@ -166,6 +168,7 @@ CHECKS: tuple[CheckSpec, ...] = (
     CheckSpec(
         id=f"{FAMILY_ID}/unresolved-bound",
         severity=Severity.MUST_FIX,
+        impact=Impact.STARVATION,
         title="Scan bound could not be verified",
         summary=(
             "A scan's .limit(...) argument is not a constant the reviewer can fold, or a scan with no visible "
@@ -184,6 +187,7 @@ CHECKS: tuple[CheckSpec, ...] = (
     CheckSpec(
         id=f"{FAMILY_ID}/starvation-order",
         severity=Severity.MUST_FIX,
+        impact=Impact.STARVATION,
         title="Bounded scan not ordered by attempts",
         summary="A bounded scan must order first by the attempts column (ascending) or a cursor, else failed rows starve later ones.",
         why=(
@@ -198,6 +202,7 @@ CHECKS: tuple[CheckSpec, ...] = (
     CheckSpec(
         id=f"{FAMILY_ID}/unresolved-order",
         severity=Severity.CONSIDER,
+        impact=Impact.HYGIENE,
         title="Scan order could not be read",
         summary="The first .orderBy key of a bounded scan is not a column reference; check fairness by hand.",
         why="Fairness is only proven when the first sort key is the attempts column or a cursor.",
@@ -207,6 +212,7 @@ CHECKS: tuple[CheckSpec, ...] = (
     CheckSpec(
         id=f"{FAMILY_ID}/attempts-not-incremented",
         severity=Severity.SHOULD_FIX,
+        impact=Impact.STARVATION,
         title="Scan ordered by attempts never increments them",
         summary="The function processing an attempts-ordered scan updates the rows but never bumps the attempts column.",
         why=(
@@ -227,6 +233,7 @@ CHECKS: tuple[CheckSpec, ...] = (
     CheckSpec(
         id=f"{FAMILY_ID}/cas-includes-settled",
         severity=Severity.MUST_FIX,
+        impact=Impact.DUPLICATED_WORK,
         title="Compare-and-swap wake can wake a settled row",
         summary="An update that takes a wake (wake_pending: false) must exclude settled rows in its where.",
         why=(

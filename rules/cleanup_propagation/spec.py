@@ -5,7 +5,7 @@ What `reviewer rules`, `--explain`, configuration and docs/rules read.
 
 from __future__ import annotations
 
-from reviewer.report.model import Severity
+from reviewer.report.model import Impact, Severity
 from reviewer.engine.api import CheckSpec, Kind, Option, handler_unresolved_check, parse_error_check
 
 FAMILY_ID = "cleanup-propagation"
@@ -161,6 +161,7 @@ CHECKS: tuple[CheckSpec, ...] = (
     CheckSpec(
         id=f"{FAMILY_ID}/fallible-before-finalization",
         severity=Severity.MUST_FIX,
+        impact=Impact.LOST_OUTCOME,
         title="Cleanup can fail before it finalizes state or starts the successor",
         summary=(
             "Inside a finalizer (`onExit`, `ensuring`, an `acquireRelease` release, `addFinalizer`, the "
@@ -195,6 +196,7 @@ CHECKS: tuple[CheckSpec, ...] = (
     CheckSpec(
         id=f"{FAMILY_ID}/cleanup-failure-swallowed",
         severity=Severity.MUST_FIX,
+        impact=Impact.LOST_OUTCOME,
         title="Cleanup failure swallowed",
         summary=(
             "A cleanup that finalizes state or starts the successor has its failure turned into success "

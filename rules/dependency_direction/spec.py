@@ -11,7 +11,7 @@ Core, and Server."
 from __future__ import annotations
 
 from reviewer.engine.api import CheckSpec, Kind, Option, parse_error_check
-from reviewer.report.model import Severity
+from reviewer.report.model import Impact, Severity
 
 FAMILY_ID = "dependency-direction"
 
@@ -80,6 +80,7 @@ CHECKS: tuple[CheckSpec, ...] = (
     CheckSpec(
         id=f"{FAMILY_ID}/layer-violation",
         severity=Severity.MUST_FIX,
+        impact=Impact.HYGIENE,
         title="Runtime import against the layer graph",
         summary=(
             "A runtime import of a file in one layer loads a module of a layer it may not depend on: a static "
@@ -101,6 +102,7 @@ CHECKS: tuple[CheckSpec, ...] = (
     CheckSpec(
         id=f"{FAMILY_ID}/type-specifier-import",
         severity=Severity.SHOULD_FIX,
+        impact=Impact.HYGIENE,
         title="Type-only specifiers still load the module",
         summary=(
             "An `import { type A, type B } from \"x\"` (or `export { type A } from`) whose every specifier is a "
@@ -118,6 +120,7 @@ CHECKS: tuple[CheckSpec, ...] = (
     CheckSpec(
         id=f"{FAMILY_ID}/type-import",
         severity=Severity.SHOULD_FIX,
+        impact=Impact.HYGIENE,
         title="Type-only import against the layer graph",
         summary=(
             "Only with `type_imports = \"checked\"`: an `import type` / `export type` of a layer the importer may "
@@ -133,6 +136,7 @@ CHECKS: tuple[CheckSpec, ...] = (
     CheckSpec(
         id=f"{FAMILY_ID}/unresolved-import",
         severity=Severity.CONSIDER,
+        impact=Impact.HYGIENE,
         title="Import the reviewer cannot place in a layer",
         summary=(
             "An import of a file in a constrained layer could not be resolved (a computed `import(x)` / "

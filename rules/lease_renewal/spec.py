@@ -5,7 +5,7 @@ What `reviewer rules`, `--explain`, configuration and docs/rules read.
 
 from __future__ import annotations
 
-from reviewer.report.model import Severity
+from reviewer.report.model import Impact, Severity
 from reviewer.engine.api import CheckSpec, Kind, Option, handler_unresolved_check, parse_error_check
 
 
@@ -198,6 +198,7 @@ CHECKS: tuple[CheckSpec, ...] = (
     CheckSpec(
         id=f"{FAMILY_ID}/release-in-interrupt-commit",
         severity=Severity.MUST_FIX,
+        impact=Impact.TWO_OWNERS,
         title="Claim released inside the interruption commit",
         summary="The claim is deleted while Step.Interrupted commits, before the run's finalizers have finished.",
         why=(
@@ -223,6 +224,7 @@ CHECKS: tuple[CheckSpec, ...] = (
     CheckSpec(
         id=f"{FAMILY_ID}/release-outside-finalizer",
         severity=Severity.MUST_FIX,
+        impact=Impact.TWO_OWNERS,
         title="Claim released outside the run's final cleanup",
         summary="A claim release runs in ordinary code instead of a finalizer of the run (or the coordinator's cleanup).",
         why=(
@@ -247,6 +249,7 @@ CHECKS: tuple[CheckSpec, ...] = (
     CheckSpec(
         id=f"{FAMILY_ID}/lost-suppressed",
         severity=Severity.MUST_FIX,
+        impact=Impact.TWO_OWNERS,
         title="Lost claim turned into success",
         summary="A renewal/release failure with SessionExecutionClaim.Lost is caught and ignored instead of failing closed.",
         why=(
@@ -278,6 +281,7 @@ CHECKS: tuple[CheckSpec, ...] = (
     CheckSpec(
         id=f"{FAMILY_ID}/renewal-not-joined",
         severity=Severity.MUST_FIX,
+        impact=Impact.TWO_OWNERS,
         title="Forked renewal loop is never joined",
         summary="A forked heartbeat (renew + repeat + fork) whose fiber nobody joins, awaits or races.",
         why=(
@@ -307,6 +311,7 @@ CHECKS: tuple[CheckSpec, ...] = (
     CheckSpec(
         id=f"{FAMILY_ID}/renewal-period",
         severity=Severity.MUST_FIX,
+        impact=Impact.TWO_OWNERS,
         title="Renewal period not well inside the lease",
         summary="The heartbeat's period is at least the configured fraction (1/2) of SESSION_EXECUTION_LEASE_MS.",
         why=(
@@ -322,6 +327,7 @@ CHECKS: tuple[CheckSpec, ...] = (
     CheckSpec(
         id=f"{FAMILY_ID}/period-unresolved",
         severity=Severity.MUST_FIX,
+        impact=Impact.TWO_OWNERS,
         title="Renewal period could not be verified",
         summary="A changed heartbeat's schedule does not fold to a constant period, so renewal-period could not judge it.",
         why=(

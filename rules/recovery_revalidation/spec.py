@@ -5,7 +5,7 @@ What `reviewer rules`, `--explain`, configuration and docs/rules read.
 
 from __future__ import annotations
 
-from reviewer.report.model import Severity
+from reviewer.report.model import Impact, Severity
 from reviewer.engine.api import CheckSpec, Kind, Option, parse_error_check
 
 FAMILY_ID = "recovery-revalidation"
@@ -122,6 +122,7 @@ CHECKS: tuple[CheckSpec, ...] = (
     CheckSpec(
         id=f"{FAMILY_ID}/stale-wake",
         severity=Severity.MUST_FIX,
+        impact=Impact.DUPLICATED_WORK,
         title="Recovery candidate woken from a stale read",
         summary=(
             "A wake/resume inside the per-candidate loop of a recovery entry runs with no re-read or "
@@ -151,6 +152,7 @@ CHECKS: tuple[CheckSpec, ...] = (
     CheckSpec(
         id=f"{FAMILY_ID}/validation-ignored",
         severity=Severity.MUST_FIX,
+        impact=Impact.LOST_OUTCOME,
         title="Recovery re-validation does not gate the wake",
         summary=(
             "A re-validation (a revalidator call, a CAS update or a single-row re-read) runs before the wake, "
@@ -173,6 +175,7 @@ CHECKS: tuple[CheckSpec, ...] = (
     CheckSpec(
         id=f"{FAMILY_ID}/validation-swallowed",
         severity=Severity.MUST_FIX,
+        impact=Impact.LOST_OUTCOME,
         title="Recovery re-validation failure is logged and ignored",
         summary=(
             "The re-validation before a wake has its failure caught by a handler that only logs or "
@@ -196,6 +199,7 @@ CHECKS: tuple[CheckSpec, ...] = (
     CheckSpec(
         id=f"{FAMILY_ID}/promotion-by-recency",
         severity=Severity.MUST_FIX,
+        impact=Impact.LOST_OUTCOME,
         title="Input promoted by recency instead of by identity",
         summary=(
             "A promotion takes the row a newest-first single-row read returned (`orderBy(desc(..))` with "
@@ -218,6 +222,7 @@ CHECKS: tuple[CheckSpec, ...] = (
     CheckSpec(
         id=f"{FAMILY_ID}/promotion-not-exact",
         severity=Severity.MUST_FIX,
+        impact=Impact.LOST_OUTCOME,
         title="Promotion is not a compare-and-set on the precise row",
         summary=(
             "An update setting the promoted column of an input table must match the row's id, its Session "
@@ -243,6 +248,7 @@ CHECKS: tuple[CheckSpec, ...] = (
     CheckSpec(
         id=f"{FAMILY_ID}/promotion-unresolved",
         severity=Severity.CONSIDER,
+        impact=Impact.HYGIENE,
         title="Promotion's where clause could not be read",
         summary=(
             "A promotion's `where` is built from something the reviewer cannot read (raw SQL, a spread of a "

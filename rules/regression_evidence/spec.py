@@ -5,7 +5,7 @@ What `reviewer rules`, `--explain`, configuration and docs/rules read.
 
 from __future__ import annotations
 
-from reviewer.report.model import Severity
+from reviewer.report.model import Impact, Severity
 from reviewer.engine.api import CheckSpec, Kind, Option, parse_error_check
 
 FAMILY_ID = "regression-evidence"
@@ -64,6 +64,7 @@ CHECKS: tuple[CheckSpec, ...] = (
     CheckSpec(
         id=f"{FAMILY_ID}/untested-finding",
         severity=Severity.SHOULD_FIX,
+        impact=Impact.HYGIENE,
         title="No regression test exercises the code of a must-fix finding",
         summary=(
             "A must-fix finding of another family sits in production code whose module no test changed by the "
@@ -90,6 +91,7 @@ CHECKS: tuple[CheckSpec, ...] = (
     CheckSpec(
         id=f"{FAMILY_ID}/untested-guard",
         severity=Severity.SHOULD_FIX,
+        impact=Impact.HYGIENE,
         title="No regression test exercises a changed recovery guard",
         summary=(
             "The patch changes a guard the families recognise (a commit hook, a compare-and-set `where`, a lease "
@@ -114,6 +116,7 @@ CHECKS: tuple[CheckSpec, ...] = (
     CheckSpec(
         id=f"{FAMILY_ID}/exercise-unproven",
         severity=Severity.CONSIDER,
+        impact=Impact.HYGIENE,
         title="A changed test imports the module but is not shown to run the code",
         summary=(
             "A test the patch changed imports the module holding a must-fix finding or a changed guard but refers "
@@ -141,6 +144,7 @@ CHECKS: tuple[CheckSpec, ...] = (
     CheckSpec(
         id=f"{FAMILY_ID}/exercise-unresolved",
         severity=Severity.CONSIDER,
+        impact=Impact.HYGIENE,
         title="Whether a changed test exercises the code could not be decided",
         summary=(
             "A changed test imports a module the reviewer cannot resolve (a workspace package name without a "

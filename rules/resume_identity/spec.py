@@ -5,7 +5,7 @@ What `reviewer rules`, `--explain`, configuration and docs/rules read.
 
 from __future__ import annotations
 
-from reviewer.report.model import Severity
+from reviewer.report.model import Impact, Severity
 from reviewer.engine.api import CheckSpec, Kind, Option, parse_error_check
 
 
@@ -122,6 +122,7 @@ CHECKS: tuple[CheckSpec, ...] = (
     CheckSpec(
         id=f"{FAMILY_ID}/newest-as-identity",
         severity=Severity.MUST_FIX,
+        impact=Impact.DUPLICATED_WORK,
         title="Resumed state chosen as the newest, not by identity",
         summary=(
             "A row or file ordered by a time column descending, of which the first is taken "
@@ -148,6 +149,7 @@ CHECKS: tuple[CheckSpec, ...] = (
     CheckSpec(
         id=f"{FAMILY_ID}/corrupt-state-as-empty",
         severity=Severity.MUST_FIX,
+        impact=Impact.LOST_OUTCOME,
         title="Corrupt persisted state read as empty",
         summary=(
             "A decode of persisted recovery state (`JSON.parse`, `Schema.decode*`, `readJson`) whose failure "
@@ -178,6 +180,7 @@ CHECKS: tuple[CheckSpec, ...] = (
     CheckSpec(
         id=f"{FAMILY_ID}/resume-unconfirmed",
         severity=Severity.MUST_FIX,
+        impact=Impact.DUPLICATED_WORK,
         title="Resume without the explicit confirmation the code base requires",
         summary=(
             "A changed resume entry point never reads the configured confirmation field (`confirmed`), "
@@ -197,6 +200,7 @@ CHECKS: tuple[CheckSpec, ...] = (
     CheckSpec(
         id=f"{FAMILY_ID}/cursor-not-invalidated",
         severity=Severity.SHOULD_FIX,
+        impact=Impact.DUPLICATED_WORK,
         title="Resume cursor kept after its session is destroyed",
         summary=(
             "A persisted resume cursor field names an upstream session, and a handler that destroys or deletes "
@@ -221,6 +225,7 @@ CHECKS: tuple[CheckSpec, ...] = (
     CheckSpec(
         id=f"{FAMILY_ID}/identity-unresolved",
         severity=Severity.CONSIDER,
+        impact=Impact.HYGIENE,
         title="Newest pick whose filter the reviewer cannot read",
         summary=(
             "A resumed newest pick filters by conditions the model cannot read (a spread of a runtime array), "

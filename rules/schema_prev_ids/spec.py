@@ -6,7 +6,7 @@ the family; nothing here runs during a review.
 
 from __future__ import annotations
 
-from reviewer.report.model import Severity
+from reviewer.report.model import Impact, Severity
 from reviewer.engine.api import CheckSpec, Kind, Option
 
 
@@ -100,7 +100,10 @@ OPTIONS: tuple[Option, ...] = (
 
 
 def _spec(name: str, severity: Severity, title: str, summary: str, why: str, bad: str, good: str) -> CheckSpec:
-    return CheckSpec(f"{FAMILY_ID}/{name}", severity, title, summary, why, bad, good)
+    # A broken chain makes the next generated migration diff against the wrong
+    # schema: what the database holds and what the code expects part ways.
+    impact = Impact.HYGIENE if name in ("registry-not-understood", "parse-error") else Impact.LOST_OUTCOME
+    return CheckSpec(f"{FAMILY_ID}/{name}", severity, title, summary, why, bad, good, impact=impact)
 
 
 CHECKS: tuple[CheckSpec, ...] = (

@@ -5,7 +5,7 @@ What `reviewer rules`, `--explain`, configuration and docs/rules read.
 
 from __future__ import annotations
 
-from reviewer.report.model import Severity
+from reviewer.report.model import Impact, Severity
 from reviewer.engine.api import CheckSpec, Kind, Option, handler_unresolved_check, parse_error_check
 
 
@@ -94,6 +94,7 @@ CHECKS: tuple[CheckSpec, ...] = (
     CheckSpec(
         id=f"{FAMILY_ID}/success-after-failure",
         severity=Severity.MUST_FIX,
+        impact=Impact.LOST_OUTCOME,
         title="Success terminal after a failure",
         summary="Step.Ended (or a helper publishing it) runs after Step.Failed on the same path, or inside a failure handler.",
         why=(
@@ -123,6 +124,7 @@ CHECKS: tuple[CheckSpec, ...] = (
     CheckSpec(
         id=f"{FAMILY_ID}/terminal-before-tools",
         severity=Severity.MUST_FIX,
+        impact=Impact.LOST_OUTCOME,
         title="Terminal commit marks safe before tools settle",
         summary="A terminal publish whose commit sets phase \"safe\" runs before awaitToolFibers/failUnsettledTools on its path.",
         why=(
@@ -147,6 +149,7 @@ CHECKS: tuple[CheckSpec, ...] = (
     CheckSpec(
         id=f"{FAMILY_ID}/recovery-clears-safe-unreconciled",
         severity=Severity.MUST_FIX,
+        impact=Impact.LOST_OUTCOME,
         title="Recovery clears a safe claim without reconciling tools",
         summary="Startup recovery deletes a claim in phase \"safe\" with no reconcileTools call before it on the path.",
         why=(
