@@ -8,6 +8,7 @@ checked in action.yml's structure.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -27,6 +28,7 @@ EXPR_IN_RUN = re.compile(r"\$\{\{\s*(inputs|github\.event|github\.head_ref)")
 PINNED = re.compile(r"[A-Za-z0-9_.-]+/[A-Za-z0-9_./-]+@[0-9a-f]{40}")
 CONSTRAINTS = ROOT / "action" / "constraints.txt"
 REVIEWED = "(steps.review.outputs.exit-code == '0' || steps.review.outputs.exit-code == '1')"
+A_PULL_REQUEST = "steps.event.outputs.review == 'true'"
 
 
 def _action() -> dict:
@@ -98,9 +100,14 @@ def test_action_runs_reviewer_pr_uploads_sarif_and_fails_on_do_not_merge() -> No
     assert any("reviewer" in r and " pr " in r.replace("(pr ", " pr ") for r in runs)
     (upload,) = _uses("github/codeql-action/upload-sarif@")
     assert upload["with"]["sarif_file"] == "${{ steps.prepare.outputs.dir }}/out/reviewer.sarif"
+    # The repository the review ran on, never the workspace (the default), which may hold the PR's files.
+    assert upload["with"]["checkout_path"] == "${{ steps.prepare.outputs.dir }}/repo.git"
+    assert '--repo "$DIR/repo.git"' in _step("Review")["run"]
     last = steps[-1]
-    assert last["if"] == "${{ always() }}"  # the verdict decides even after a failed optional step
-    assert re.search(r"1\)[^;]*;\s*exit 1", last["run"]) and "exit 1" in last["run"].split("*)")[1]
+    # The verdict decides even after a failed optional step (on a pull request: nothing runs otherwise).
+    assert last["if"] == f"${{{{ always() && {A_PULL_REQUEST} }}}}"
+    enforced = re.split(r"exit 0\n\s*fi\n", last["run"])[1]  # after the advisory branch
+    assert re.search(r"1\)[^;]*;\s*exit 1", enforced) and "exit 1" in enforced.split("*)")[1]
 
 
 def test_action_never_executes_pull_request_code_or_interpolates_untrusted_text() -> None:
@@ -146,7 +153,11 @@ def test_documented_workflows_use_pull_request_with_least_permissions_each_expla
         workflow = yaml.safe_load(block)
         triggers = _triggers(workflow)
         assert "pull_request" in triggers and "pull_request_target" not in triggers, page
-        assert workflow["permissions"] == {"contents": "read", "pull-requests": "write", "security-events": "write"}, page
+        assert workflow["permissions"] == {"contents": "read", "pull-requests": "write", "security-events": "write",
+                                           "actions": "read"}, page
+        # upload-sarif reads the workflow run (GET /repos/{owner}/{repo}/actions/runs/{id}) to key its analysis.
+        (actions,) = [ln for ln in block.splitlines() if ln.strip().startswith("actions:")]
+        assert "private" in actions and "SARIF" in actions, page
         for permission in workflow["permissions"]:
             (line,) = [ln for ln in block.splitlines() if ln.strip().startswith(f"{permission}:")]
             assert re.search(r"#\s*\S.{20,}", line), f"{page}: `{permission}` is not explained on its line"
@@ -201,7 +212,7 @@ def test_state_is_cached_per_repository_and_pull_request_and_restored_on_every_p
     steps = _steps()
     review = _step("Review")
     assert steps.index(restore) < steps.index(review) < steps.index(save)
-    assert save["if"].startswith("${{ always() && inputs.pr != ''")
+    assert save["if"].startswith(f"${{{{ always() && {A_PULL_REQUEST} && inputs.pr != ''")
     # What a cache restores may have been saved by a workflow of the pull request: never replayed.
     assert '--state-dir "$RUNNER_TEMP/reviewer-state" --state-untrusted --repo-id "$GITHUB_REPOSITORY"' in review["run"]
     # Emptied before the restore: nothing an earlier step left there is used or written through.
@@ -272,7 +283,66 @@ def test_review_step_keeps_state_so_the_next_push_shows_a_delta(tmp_path: Path) 
     assert "Since the previous review" not in push(second_head, 3)
 
 
+def _review_sarif(tmp_path: Path, docs: str) -> tuple[subprocess.CompletedProcess[str], dict[str, str], Path]:
+    """The Review step on a one-file pull request, with REVIEWER_RULE_DOCS_URL as the install step left it."""
+    private = _private_dir(tmp_path)
+    _, base, head = _pull_request(private, edit_config=False)
+    (tmp_path / "temp").mkdir()
+    out = tmp_path / "output"
+    proc = _run_step(_step("Review"), tmp_path, {
+        "DIR": str(private), "BASE": base, "HEAD": head, "PR_NUMBER": "7", "GITHUB_REPOSITORY": "acme/proj",
+        "RUNNER_TEMP": str(tmp_path / "temp"), "CONFIG_FILE": "", "GITHUB_OUTPUT": str(out),
+        "REVIEWER_RULE_DOCS_URL": docs})
+    assert proc.returncode == 0, proc.stderr
+    return proc, _outputs(out), private / "out" / "reviewer.sarif"
+
+
+def test_sarif_links_each_rule_only_to_a_reference_it_was_given(tmp_path: Path) -> None:
+    review = _step("Review")
+    # Set on the step itself, from the install step: a job-wide variable cannot reach the renderer.
+    assert review["env"]["REVIEWER_RULE_DOCS_URL"] == "${{ steps.prepare.outputs.rule-docs-url }}"
+
+    _, outputs, sarif = _review_sarif(tmp_path / "none", "")
+    assert outputs["verdict"] == "MERGE"
+    rules = json.loads(sarif.read_text())["runs"][0]["tool"]["driver"]["rules"]
+    assert len(rules) > 20 and [r["id"] for r in rules if "helpUri" in r] == []
+    assert "reviewer-bot" not in sarif.read_text()  # the repository that does not exist
+
+    given = "https://github.example/acme/reviewer/blob/" + "c" * 40 + "/docs/rules"  # with or without the slash
+    for docs in (given, given + "/"):
+        _, outputs, sarif = _review_sarif(tmp_path / str(len(docs)), docs)
+        rules = json.loads(sarif.read_text())["runs"][0]["tool"]["driver"]["rules"]
+        assert outputs["verdict"] == "MERGE" and rules
+        for rule in rules:
+            family = rule["properties"]["tags"][0]
+            assert rule["helpUri"].startswith(f"{given}/{family}.md#"), rule
+
+
+@pytest.mark.parametrize("docs", ["javascript:alert(1)", "docs/rules/", "https://user:pw@github.example/x/"])
+def test_a_rule_reference_that_is_not_a_web_url_is_refused_in_one_line(tmp_path: Path, docs: str) -> None:
+    proc, outputs, sarif = _review_sarif(tmp_path, docs)
+    assert outputs["exit-code"] == "2" and outputs["verdict"] == "ERROR"
+    assert proc.stderr.startswith(f"reviewer: REVIEWER_RULE_DOCS_URL {docs!r}: ")
+    assert len(proc.stderr.strip().splitlines()) == 1 and "Traceback" not in proc.stderr
+    assert not sarif.exists()
+
+
 # ------------------------------------------------------------------ pull_request_target
+
+
+def _event_step(tmp_path: Path, event: str, **env: str) -> tuple[subprocess.CompletedProcess[str], dict[str, str]]:
+    """The first step, for `event`, with a pull request's inputs unless `env` says otherwise."""
+    step = _steps()[0]
+    assert step["name"].startswith("Check the event") and step["id"] == "event"
+    # The event name comes from the runner's environment, never from the step's env or an expression.
+    assert step["env"] == {"ALLOW_PULL_REQUEST_TARGET": "${{ inputs.allow-pull-request-target }}",
+                           "ADVISORY": "${{ inputs.advisory }}", "BASE": "${{ inputs.base }}",
+                           "HEAD": "${{ inputs.head }}"}
+    out = tmp_path / "event-output"
+    proc = _run_step(step, tmp_path, {"GITHUB_EVENT_NAME": event, "GITHUB_OUTPUT": str(out),
+                                      "ALLOW_PULL_REQUEST_TARGET": "false", "ADVISORY": "false",
+                                      "BASE": "a" * 40, "HEAD": "b" * 40, **env})
+    return proc, _outputs(out)
 
 
 @pytest.mark.parametrize(("event", "allow", "code"), [
@@ -281,23 +351,66 @@ def test_review_step_keeps_state_so_the_next_push_shows_a_delta(tmp_path: Path) 
     ("pull_request_target", "yes", 1),
     ("pull_request_target", "true", 0),
     ("pull_request", "false", 0),
-    ("workflow_dispatch", "false", 0),
 ])
 def test_pull_request_target_is_refused_unless_allowed(tmp_path: Path, event: str, allow: str, code: int) -> None:
-    refusal = _steps()[0]
-    assert refusal["name"].startswith("Refuse pull_request_target")
-    # The event name comes from the runner's environment, never from the step's env or an expression.
-    assert refusal["env"] == {"ALLOW_PULL_REQUEST_TARGET": "${{ inputs.allow-pull-request-target }}"}
     assert _action()["inputs"]["allow-pull-request-target"]["default"] == "false"
-    proc = _run_step(refusal, tmp_path, {"GITHUB_EVENT_NAME": event, "ALLOW_PULL_REQUEST_TARGET": allow})
+    proc, outputs = _event_step(tmp_path, event, ALLOW_PULL_REQUEST_TARGET=allow)
     assert proc.returncode == code, proc.stdout + proc.stderr
     if code:
         assert proc.stdout.startswith("::error title=reviewer::refusing to run on pull_request_target")
-        assert "allow-pull-request-target" in proc.stdout
+        assert "allow-pull-request-target" in proc.stdout and outputs == {}
     elif event == "pull_request_target":
         assert proc.stdout.startswith("::warning title=reviewer::running on pull_request_target")
+        assert outputs == {"review": "true"}
+    else:
+        assert proc.stdout == "" and outputs == {"review": "true"}
+
+
+@pytest.mark.parametrize(("event", "base", "head", "review"), [
+    ("push", "", "", "false"),
+    ("workflow_dispatch", "", "", "false"),
+    ("schedule", "", "", "false"),
+    ("merge_group", "", "b" * 40, "false"),
+    ("", "", "", "false"),
+    # Commits given explicitly are reviewed on any event, as before.
+    ("workflow_dispatch", "a" * 40, "b" * 40, "true"),
+    # Events that carry a pull request fill base and head by default.
+    ("pull_request_review", "a" * 40, "b" * 40, "true"),
+    # A pull request is never skipped: an empty base then fails loudly in the review.
+    ("pull_request", "", "", "true"),
+])
+def test_an_event_without_a_pull_request_is_skipped_with_one_notice(
+        tmp_path: Path, event: str, base: str, head: str, review: str) -> None:
+    proc, outputs = _event_step(tmp_path, event, BASE=base, HEAD=head)
+    assert proc.returncode == 0 and outputs == {"review": review}, proc.stdout + proc.stderr
+    if review == "false":
+        assert proc.stdout.splitlines() == [
+            f"::notice title=reviewer::reviewer reviews pull requests only; this {event or 'unnamed'} event has none, "
+            "so it was skipped (set the inputs base and head to review two commits on another event)"]
     else:
         assert proc.stdout == ""
+
+
+def test_every_later_step_runs_only_for_a_pull_request() -> None:
+    """The skip is real: no step after the first can run, whatever its own condition, even always()."""
+    steps = _steps()
+    for step in steps[1:]:
+        condition = step.get("if", "")
+        assert condition.startswith("${{ ") and A_PULL_REQUEST in condition, step["name"]
+        # Joined by && at the top level: always() || ... would run it anyway.
+        assert " || " not in condition.replace(REVIEWED, ""), step["name"]
+
+
+@pytest.mark.parametrize("value", ["yes", "True", "", " true", "false\n::error::forged"])
+def test_the_advisory_input_must_be_true_or_false(tmp_path: Path, value: str) -> None:
+    assert _action()["inputs"]["advisory"]["default"] == "false"
+    proc, outputs = _event_step(tmp_path, "pull_request", ADVISORY=value)
+    assert proc.returncode == 1 and outputs == {}
+    shown = value.replace("\n", "%0A")
+    assert proc.stdout.splitlines() == [
+        f'::error title=reviewer::the input advisory is "{shown}"; it must be "true" or "false"']
+    for value in ("true", "false"):
+        assert _event_step(tmp_path, "pull_request", ADVISORY=value)[0].returncode == 0
 
 
 # ------------------------------------------------------------------ configuration from the base commit
@@ -308,7 +421,7 @@ def test_config_input_is_read_from_the_base_commit_never_the_pull_request(tmp_pa
     repo, base, head = _pull_request(private)
     assert (repo.path / "reviewer.toml").read_text() == "[disable]\nrules = ['*']\n"  # the head's version
     step = _step("Read the configuration from the base commit")
-    assert step["if"] == "${{ inputs.config != '' }}"
+    assert step["if"] == f"${{{{ {A_PULL_REQUEST} && inputs.config != '' }}}}"
     out = tmp_path / "output"
     proc = _run_step(step, tmp_path, {"DIR": str(private), "BASE": base, "CONFIG": "reviewer.toml",
                                       "GITHUB_OUTPUT": str(out)})
@@ -346,15 +459,41 @@ def test_sarif_upload_is_optional_and_never_fails_the_job(tmp_path: Path) -> Non
     assert upload["continue-on-error"] is True and upload["id"] == "sarif"
     assert "inputs.upload-sarif == 'true'" in upload["if"]
     warn = steps[steps.index(upload) + 1]
-    assert warn["if"] == "${{ always() && steps.sarif.outcome == 'failure' }}"
+    assert warn["if"] == f"${{{{ always() && {A_PULL_REQUEST} && steps.sarif.outcome == 'failure' }}}}"
     proc = _run_step(warn, tmp_path, {})
     assert proc.returncode == 0 and proc.stdout.startswith("::warning title=reviewer::the SARIF upload")
     assert "security-events: write" in proc.stdout and "fork" in proc.stdout
-    # The job's result is the verdict's alone: the last step reads only the review's exit status.
+    # The job's result is the verdict's alone: the last step reads only the review's exit status
+    # (and whether it is advisory).
     last = steps[-1]
-    assert last["env"] == {"CODE": "${{ steps.review.outputs.exit-code }}"}
+    assert last["env"] == {"CODE": "${{ steps.review.outputs.exit-code }}", "ADVISORY": "${{ inputs.advisory }}"}
     for code, expected in (("0", 0), ("1", 1), ("2", 1), ("", 1)):
-        assert _run_step(last, tmp_path, {"CODE": code}).returncode == expected, code
+        assert _run_step(last, tmp_path, {"CODE": code, "ADVISORY": "false"}).returncode == expected, code
+    assert _run_step(last, tmp_path, {"CODE": "0", "ADVISORY": "false"}).stdout == "reviewer: MERGE\n"
+    assert _run_step(last, tmp_path, {"CODE": "1", "ADVISORY": "false"}).stdout == "reviewer: DO-NOT-MERGE\n"
+
+
+@pytest.mark.parametrize(("code", "advisory", "status", "said"), [
+    ("2", "false", 1, "reviewer: no review could be produced (exit 2)"),
+    ("", "false", 1, "reviewer: no review could be produced (the review did not run)"),
+    ("0", "true", 0, "reviewer: MERGE (advisory mode)"),
+    ("1", "true", 0, "::warning title=reviewer::DO-NOT-MERGE (advisory mode: the job succeeds anyway; "
+                     "the findings are in the annotations and the job summary)"),
+    ("2", "true", 0, "::warning title=reviewer::no review was produced (exit 2), so nothing was checked "
+                     "(advisory mode: the job succeeds anyway; the reason is in the log above)"),
+])
+def test_the_last_step_says_the_verdict_and_enforces_it_unless_advisory(
+        tmp_path: Path, code: str, advisory: str, status: int, said: str) -> None:
+    summary = tmp_path / "summary.md"
+    proc = _run_step(_steps()[-1], tmp_path, {"CODE": code, "ADVISORY": advisory, "GITHUB_STEP_SUMMARY": str(summary)})
+    assert proc.returncode == status and proc.stdout.splitlines() == [said], proc.stdout + proc.stderr
+    # A review writes its own report to the job summary; when there is none, the summary says why.
+    if code in ("0", "1"):
+        assert not summary.exists()
+    else:
+        how = f"exit {code}" if code else "the review did not run"
+        assert summary.read_text() == (f"**reviewer: no review was produced** ({how}): nothing was checked; "
+                                       "the reason is in the job's log.\n")
 
 
 # ------------------------------------------------------------------ the comment
@@ -454,3 +593,23 @@ def test_the_token_reaches_git_as_environment_configuration_never_as_an_argument
     assert f"GIT_CONFIG_VALUE_0=AUTHORIZATION: basic {basic}" in recorded
     assert "GIT_CONFIG_KEY_0=http.https://github.example/.extraheader" in recorded
     assert f"::add-mask::{basic}" in proc.stdout and token not in proc.stdout
+
+
+# ------------------------------------------------------------------ what the docs promise about the workflow file
+
+
+def test_the_docs_say_the_workflow_comes_from_the_pull_request_and_how_to_protect_it() -> None:
+    """Under pull_request the workflow file is the pull request's: no page may imply the action alone
+    keeps a pull request from choosing its reviewer, and each says how to protect .github/workflows/."""
+    doc = (ROOT / "docs" / "github-action.md").read_text(encoding="utf-8")
+    section = " ".join(doc.split("\n## Protect the workflow file\n", 1)[1].split("\n## ", 1)[0].split())
+    assert "merge commit" in section and "`advisory: \"true\"`" in section
+    assert "CODEOWNERS" in section and "Require review from Code Owners" in section
+    assert "ruleset" in section and "Require workflows to pass before merging" in section
+    for page in ("README.md", "SECURITY.md"):
+        text = " ".join((ROOT / page).read_text(encoding="utf-8").split())
+        assert ".github/workflows/**" in text and "CODEOWNERS" in text, page
+        assert "github-action.md#protect-the-workflow-file" in text, page
+    for page in ("README.md", "SECURITY.md", "docs/github-action.md", "action.yml"):
+        text = " ".join((ROOT / page).read_text(encoding="utf-8").lower().split())
+        assert "cannot change the reviewer" not in text, page

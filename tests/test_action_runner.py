@@ -12,12 +12,14 @@ Here the runner's directories are laid out as a hosted runner lays them
 `_work/_temp` RUNNER_TEMP), the pull request is served from a local "server",
 and every `run:` step of action.yml runs for real, in order; what only GitHub
 runs (setup-python, the cache, the SARIF upload, the comment's API call) is
-skipped. Nothing of the pull request may run, be installed or be written to.
+skipped, and recorded with the inputs it would get when its condition holds.
+Nothing of the pull request may run, be installed or be written to.
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import subprocess
 import sys
@@ -29,6 +31,7 @@ import pytest
 import yaml
 
 from gitrepo import git
+from reviewer.engine.explain import heading_anchors
 
 ROOT = Path(__file__).resolve().parent.parent
 RAN = "ran-from-the-pull-request"
@@ -164,12 +167,18 @@ def _checkout_as_actions_checkout_does(r: dict[str, Any], step: dict[str, Any]) 
     git(target, "checkout", "-q", r["head"])
 
 
-def _run_action(r: dict[str, Any]) -> tuple[dict[str, dict[str, str]], list[str], int]:
-    """Every `run:` step of action.yml in order, as the runner runs a composite action's steps."""
+def _run_action(r: dict[str, Any], event: str = "pull_request",
+                **given: str) -> tuple[dict[str, dict[str, str]], list[str], int]:
+    """Every `run:` step of action.yml in order, as the runner runs a composite action's steps,
+    for `event` with the inputs `given` (by default a pull request's, no comment, no upload).
+    What only GitHub runs is recorded in r["github"] (step name -> its `with:` or `env:`) when
+    its condition holds; the job summary is r["tmp"]/summary.md."""
     spec = yaml.safe_load((r["action"] / "action.yml").read_text())
     inputs = {name: str(v.get("default", "")) for name, v in spec["inputs"].items()}
     inputs.update(base=r["base"], head=r["head"], pr="7", token="", comment="false", **{"upload-sarif": "false"})
-    context = {"github.action_path": str(r["action"]), "runner.temp": str(r["temp"])}
+    inputs.update(given)
+    context = {"github.action_path": str(r["action"]), "runner.temp": str(r["temp"]),
+               "github.repository": "acme/proj", "github.run_id": "42", "github.run_attempt": "1"}
     home = r["tmp"] / "home"
     home.mkdir()
     test_site = sysconfig.get_paths()["purelib"]
@@ -180,21 +189,26 @@ def _run_action(r: dict[str, Any]) -> tuple[dict[str, dict[str, str]], list[str]
         "GITHUB_WORKSPACE": str(r["workspace"]), "RUNNER_TEMP": str(r["temp"]),
         # The "server" is a local directory: git is told so the way a user would, by insteadOf.
         "GITHUB_SERVER_URL": "https://github.example", "GITHUB_REPOSITORY": "acme/proj",
-        "GITHUB_EVENT_NAME": "pull_request", "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": str(gitconfig),
+        "GITHUB_EVENT_NAME": event, "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": str(gitconfig),
+        "GITHUB_STEP_SUMMARY": str(r["tmp"] / "summary.md"),
         # No package index here: pip installs the action's copy alone and builds it with the
         # setuptools and wheel of the test's environment; its dependencies come from there too.
         "PIP_NO_INDEX": "1", "PIP_NO_DEPS": "1", "PIP_NO_BUILD_ISOLATION": "0", "PYTHONPATH": test_site,
     }
     outputs: dict[str, dict[str, str]] = {}
     ran: list[str] = []
+    r["github"] = {}
     code = 0
     for step in spec["runs"]["steps"]:
         if str(step.get("uses", "")).startswith("actions/checkout@"):
             _checkout_as_actions_checkout_does(r, step)  # so the test fails on an action that uses it
             continue
-        if "run" not in step:
-            continue  # setup-python, cache, upload-sarif: GitHub's own actions
         if not _condition(step.get("if", ""), inputs, outputs):
+            continue
+        if "run" not in step or "reviewer.publish.sticky" in step["run"]:
+            # setup-python, cache, upload-sarif: GitHub's own actions; the comment: GitHub's API.
+            given_to = step.get("with", {}) if "run" not in step else step.get("env", {})
+            r["github"][step["name"]] = {k: _expand(str(v), inputs, context, outputs) for k, v in given_to.items()}
             continue
         out = r["tmp"] / f"output-{len(ran)}"
         env = {**env_base, "GITHUB_OUTPUT": str(out)}
@@ -226,7 +240,7 @@ def test_a_planted_link_to_the_action_runs_nothing_from_the_pull_request(runner)
     # Nothing of the pull request ran or was imported, anywhere.
     markers = [p for p in r["tmp"].rglob(f"{RAN}*")] + [p for p in Path("/").glob(f"{RAN}*")]
     assert markers == []
-    assert ran[0].startswith("Refuse pull_request_target") and ran[-1].startswith("Fail the job")
+    assert ran[0].startswith("Check the event") and ran[-1].startswith("Fail the job")
     assert any(name.startswith("Fetch the pull request") for name in ran) and "Review" in ran
     assert code == 1  # the last step: the verdict
     assert outputs["review"]["verdict"] == "DO-NOT-MERGE", r["logs"]["Review"]  # the patch's link fails the gate
@@ -269,3 +283,98 @@ def test_an_action_directory_holding_a_link_is_refused(runner) -> None:
     assert code == 1 and ran[-1].startswith("Install reviewer") and outputs["prepare"] == {}
     assert "holds a symbolic link" in r["logs"][ran[-1]]
     assert [p for p in r["tmp"].rglob(f"{RAN}*")] == []
+
+
+# ------------------------------------------------------------------ advisory mode (issue 28)
+
+
+def test_advisory_mode_reports_as_usual_and_the_job_succeeds_on_do_not_merge(runner) -> None:
+    r = runner
+    outputs, ran, code = _run_action(r, advisory="true", comment="true", **{"upload-sarif": "true"})
+
+    assert code == 0 and ran[-1].startswith("Fail the job"), r["logs"]
+    assert outputs["review"]["verdict"] == "DO-NOT-MERGE" and outputs["review"]["exit-code"] == "1"
+    # The verdict is still said, once, as a warning a reader of the run sees.
+    assert r["logs"][ran[-1]].splitlines() == [
+        "::warning title=reviewer::DO-NOT-MERGE (advisory mode: the job succeeds anyway; "
+        "the findings are in the annotations and the job summary)"]
+    # Everything else as usual: the annotations, the job summary, the reports, the upload, the comment.
+    assert any(line.startswith("::error ") for line in r["logs"]["Review"].splitlines())
+    summary = (r["tmp"] / "summary.md").read_text(encoding="utf-8")
+    assert summary.rstrip("\n").splitlines()[-1] == "DO-NOT-MERGE"
+    out = Path(outputs["review"]["report-dir"])
+    assert json.loads((out / "reviewer.json").read_text())["verdict"] == "DO-NOT-MERGE"
+    assert (out / "reviewer.sarif").is_file() and (out / "reviewer-comment.md").is_file()
+    github = r["github"]
+    assert {"Upload SARIF (optional, never decides the job)", "Post or update the pull request comment",
+            "Save the review state of this pull request"} <= set(github)
+    assert github["Post or update the pull request comment"]["PR_NUMBER"] == "7"
+
+
+@pytest.mark.parametrize("value", ["yes", "True", "", "true\n::warning::forged"])
+def test_an_invalid_advisory_value_stops_the_job_before_anything_runs(runner, value: str) -> None:
+    r = runner
+    outputs, ran, code = _run_action(r, advisory=value)
+    assert code == 1 and ran == [ran[0]] and ran[0].startswith("Check the event")
+    shown = value.replace("\n", "%0A")
+    assert r["logs"][ran[0]].splitlines() == [
+        f'::error title=reviewer::the input advisory is "{shown}"; it must be "true" or "false"']
+    assert r["github"] == {} and outputs["event"] == {}
+
+
+# ------------------------------------------------------------------ events without a pull request (issue 28)
+
+
+@pytest.mark.parametrize("event", ["push", "workflow_dispatch"])
+def test_an_event_without_a_pull_request_is_skipped_with_one_notice(runner, event: str) -> None:
+    """On these events github.event.pull_request is absent: base, head and pr default to empty."""
+    r = runner
+    outputs, ran, code = _run_action(r, event=event, base="", head="", pr="")
+    assert code == 0
+    assert ran == [ran[0]] and ran[0].startswith("Check the event")  # no later step, not even the last
+    assert r["logs"][ran[0]].splitlines() == [
+        f"::notice title=reviewer::reviewer reviews pull requests only; this {event} event has none, so it was "
+        "skipped (set the inputs base and head to review two commits on another event)"]
+    assert outputs["event"] == {"review": "false"} and r["github"] == {}
+    # Nothing was installed, fetched or written.
+    assert sorted(p.name for p in r["temp"].iterdir()) == ["reviewer-state"]
+    assert [p for p in r["tmp"].rglob(f"{RAN}*")] == []
+
+
+# ------------------------------------------------------------------ SARIF: where it was reviewed, what it links to
+
+
+@pytest.mark.parametrize("layout", ["runner", "elsewhere"])
+def test_the_sarif_upload_gets_the_reviewed_repository_and_only_real_rule_links(runner, layout: str) -> None:
+    """Downloaded by the runner (_actions/<owner>/<repo>/<ref>), the action links each rule to its
+    section in its own repository at its own commit; anywhere else it links nothing."""
+    r = runner
+    if layout == "elsewhere":
+        elsewhere = r["work"] / "tools" / "reviewer-action"
+        _copy_action(elsewhere)
+        r = {**r, "action": elsewhere}
+    outputs, ran, code = _run_action(r, **{"upload-sarif": "true"})
+    assert code == 1 and outputs["review"]["verdict"] == "DO-NOT-MERGE", r["logs"]
+
+    # The upload is told where the review ran: the bare repository holding the reviewed commits.
+    private = Path(outputs["prepare"]["dir"])
+    upload = r["github"]["Upload SARIF (optional, never decides the job)"]
+    assert upload["checkout_path"] == str(private / "repo.git")
+    assert git(private / "repo.git", "rev-parse", "--is-bare-repository") == "true"
+    assert git(private / "repo.git", "rev-parse", f"{r['head']}^{{commit}}") == r["head"]
+    assert upload["sarif_file"] == str(private / "out" / "reviewer.sarif")
+
+    rules = json.loads((private / "out" / "reviewer.sarif").read_text())["runs"][0]["tool"]["driver"]["rules"]
+    assert rules
+    if layout == "elsewhere":
+        assert outputs["prepare"]["rule-docs-url"] == ""
+        assert [rule["id"] for rule in rules if "helpUri" in rule] == []
+        return
+    base = "https://github.example/acme/reviewer/blob/0123456789abcdef0123456789abcdef01234567/docs/rules/"
+    assert outputs["prepare"]["rule-docs-url"] == base
+    for rule in rules:
+        assert rule.get("helpUri", "").startswith(base), rule["id"]
+        page, _, fragment = rule["helpUri"].removeprefix(base).partition("#")
+        # The page and its heading exist in the action's own copy: the link names what is there.
+        doc = r["action"] / "docs" / "rules" / page
+        assert doc.is_file() and fragment in [a for _, a in heading_anchors(doc.read_text())], rule["helpUri"]
