@@ -403,3 +403,13 @@ def test_sample_checker_is_not_vacuous() -> None:
     for wrong in ({"a": 2}, {"b": ["y"]}, {"c": "ab…zz"}, {"b": ["x-long"]}, {"d": 1}, {"c": "abcdef", "a": 1}):
         with pytest.raises(AssertionError):
             _quoted(wrong, real)
+
+
+def test_the_families_the_docs_list_are_the_families_that_run() -> None:
+    ids = sorted(f.id for f in discover())
+    readme = README.read_text(encoding="utf-8")
+    table = readme[readme.index("## Invariant families"): readme.index("## Usage")]
+    assert sorted(re.findall(r"^\| \[`([a-z-]+)`\]\(docs/rules/\1\.md\)", table, re.M)) == ids
+    report_format = (DOCS / "report-format.md").read_text(encoding="utf-8")
+    row = next(line for line in report_format.splitlines() if line.startswith("| `id` | string | the rule family: "))
+    assert re.findall(r"`([a-z-]+)`", row.split("the rule family: ", 1)[1]) == ids
