@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Iterable, Iterator, Sequence
 from reviewer.engine import globs
 from reviewer.change.changeset import is_source
 from reviewer.report.model import Location
+from reviewer.rules._tails import tail_in
 from reviewer.typescript import (
     Call,
     Expr,
@@ -48,6 +49,8 @@ def matches(name: str | None, patterns: Iterable[str]) -> bool:
     if not name:
         return False
     name = strip_call_marks(name)
+    if type(patterns) is tuple:
+        return tail_in(name, patterns)  # options are tuples, asked of every call: see _tails.py
     return any(name == p or name.endswith("." + p) for p in patterns if p)
 
 

@@ -10,7 +10,7 @@ import tree_sitter as ts
 from reviewer.typescript import syntax as sx
 from reviewer.typescript.literals import picked
 from reviewer.typescript.roles import ALL, LAST, VALUES
-from reviewer.typescript.source import Names
+from reviewer.typescript.source import Indexed, Names
 
 # Function-form pipe: `pipe(x, a, b)` imported from "effect" or via `Function.pipe`.
 PIPE_FUNCTIONS = frozenset({"pipe", "Function.pipe"})
@@ -288,6 +288,20 @@ def call_name(module: Names, call: ts.Node, memo: dict[int, tuple[str | None, in
         else:
             memo[node.id] = (_member(inner_name, props or []), level)
     return _invoked_name(module, call, memo[call.id][0])
+
+
+def callee_name(module: Indexed, call: ts.Node) -> str | None:
+    """`qualified_name(module, <call's callee>)`, for a call of the module's index.
+
+    A callee reached through more than _MAX_CHAIN calls has no name, and the
+    walk that indexed the file measured each call's chain level the way
+    `qualified_name` counts its depth: asked for every link of a 20,000-link
+    chain, the deep links answer None without walking 64 links down again.
+    """
+    known = module.index.named_callees.get(call.id)
+    if known is not None and known[1] > _MAX_CHAIN:
+        return None
+    return qualified_name(module, sx.field(call, "function"))
 
 
 def unnamed_callee(callee: ts.Node, forms: "sx.NormalForms | None", limit: int = _MAX_UNNAMED) -> str:

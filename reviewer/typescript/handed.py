@@ -14,10 +14,10 @@ from typing import Any, Protocol, Sequence
 import tree_sitter as ts
 
 from reviewer.typescript import syntax as sx
-from reviewer.typescript.calls import arguments, invoker, qualified_name
+from reviewer.typescript.calls import arguments, callee_name, invoker, qualified_name
 from reviewer.typescript.literals import picked
 from reviewer.typescript.roles import Role
-from reviewer.typescript.source import Names
+from reviewer.typescript.source import Indexed, Names
 
 def callee_branches(call: ts.Node) -> list[ts.Node]:
     """The branches of a conditional callee (`(c ? f : g)(..)`, `(f || g)(..)`, `(f ?? g)(..)`), nested
@@ -125,7 +125,7 @@ def _spread_out(args: list[ts.Node]) -> list[ts.Node | None]:
     return out
 
 
-def handed_functions(module: Names, call: ts.Node) -> list[str]:
+def handed_functions(module: Indexed, call: ts.Node) -> list[str]:
     """Names of the functions a call is handed as values and runs: by a combinator that runs what it
     is handed (`Effect.forEach(xs, X.clear)`, `xs.map(X.clear.bind(null, db))`, `pipe(x, f)`), or by a
     function of the program that calls the parameter it is handed to (`run(X.clear, db, c)` with
@@ -134,8 +134,7 @@ def handed_functions(module: Names, call: ts.Node) -> list[str]:
     found = [(i, names) for i, arg in enumerate(args) if arg is not None and (names := function_value_names(module, arg))]
     if not found:
         return []
-    callee = sx.field(call, "function")
-    name = qualified_name(module, callee)
+    name = callee_name(module, call)
     if name is None:
         return []
     if _runner(name):
@@ -147,10 +146,10 @@ def handed_functions(module: Names, call: ts.Node) -> list[str]:
     return [n for i, names in found if i < len(params) and _param_calls(helper, params[i]) for n in names]
 
 
-def handed_to_finalize(module: Names, call: ts.Node) -> list[str]:
+def handed_to_finalize(module: Indexed, call: ts.Node) -> list[str]:
     """The functions a program's helper is handed and runs only as a finalizer (`withCleanup(run,
     X.clear.bind(null, db))` with `Effect.ensuring(run, cleanup())` inside it)."""
-    name = qualified_name(module, sx.field(call, "function"))
+    name = callee_name(module, call)
     helper = _helper(module, name) if name is not None and not _runner(name) else None
     if helper is None:
         return []

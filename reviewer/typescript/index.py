@@ -63,6 +63,9 @@ class ModuleIndex:
         self._aliases: dict[int | None, dict[str, tuple[ts.Node, str | None]]] = {}
         self._alias_names: set[str] = set()
         self._call_starts: list[int] = []
+        # The walk's callee names and chain levels per call node id (calls.call_name's memo): how
+        # deep a callee's chain goes is known for every call without walking down it again.
+        self.named_callees: dict[int, tuple[str | None, int]] = {}
         # Deepest nesting the walk met; past DEEP, parents come from a map (below).
         self.depth = 0
         self._parents: dict[int, ts.Node] | None = None

@@ -148,9 +148,26 @@ def _kept(index: "ModuleIndex", call: ts.Node) -> bool:
     return parent is not None and parent.type in ("pair", "variable_declarator", "return_statement", "public_field_definition")
 
 
-def _entered(program: Resolver, call: Call, scope: frozenset[str]) -> list[Function]:
+def _entered(program: Resolver, call: Call, scope: frozenset[str]) -> tuple[Function, ...]:
     """Functions control may enter from `call`: its definition, and functions
-    handed to it by reference (as arguments or object-literal values)."""
+    handed to it by reference (as arguments or object-literal values).
+
+    Remembered per call and scope: nested handlers each walk the calls nested in them, so a call
+    deep inside is entered once per handler around it. Only outside a member resolution (reaches
+    runs at the top of a rule's question), where what `value_member` finds does not depend on
+    how many hops are already spent.
+    """
+    if program.member_hops.depth:
+        return _enter(program, call, scope)
+    memo = call._module.index.memo("reach.entered")
+    key = (call._node.id, scope)
+    known = memo.get(key)
+    if known is None:
+        known = memo[key] = _enter(program, call, scope)
+    return known
+
+
+def _enter(program: Resolver, call: Call, scope: frozenset[str]) -> tuple[Function, ...]:
     out: list[Function] = []
     callee_node = sx.strip(sx.field(call._node, "function"))
     callee_path = sx.dotted_path(callee_node)
@@ -177,7 +194,7 @@ def _entered(program: Resolver, call: Call, scope: frozenset[str]) -> list[Funct
             prop = dotted.rsplit(".", 1)[-1]
             if "." in dotted and prop in program.roles.commit_hooks:
                 out.extend(_hooks(program, prop, scope | {call.path}))
-    return out
+    return tuple(out)
 
 
 def _hooks(program: Resolver, prop: str, scope: frozenset[str]) -> list[Function]:

@@ -41,6 +41,20 @@ class Names(Protocol):
     def alias_of(self, at: ts.Node, name: str, depth: int = 0, member: bool = False) -> str | None: ...
 
 
+class Levels(Protocol):
+    """A module's call index as naming asks it: call node id -> (callee name, chain level), walk.py's memo."""
+
+    @property
+    def named_callees(self) -> Mapping[int, tuple[str | None, int]]: ...
+
+
+class Indexed(Names, Protocol):
+    """A module whose calls are indexed (asked only once the index is built)."""
+
+    @property
+    def index(self) -> Levels: ...
+
+
 class Imported(Protocol):
     """One name an `import` binds (module.Import)."""
 

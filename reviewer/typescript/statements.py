@@ -74,13 +74,14 @@ class GuardPath(Sequence[Guard]):
     decide) for g in path)` once per shared prefix.
     """
 
-    __slots__ = ("_up", "_own", "_length", "_answers")
+    __slots__ = ("_up", "_own", "_length", "_answers", "_kinds")
 
     def __init__(self, up: "GuardPath | None" = None, own: tuple[Guard, ...] = ()) -> None:
         self._up = up
         self._own = own
         self._length = (up._length if up is not None else 0) + len(own)
         self._answers: dict[Decide, bool] | None = None
+        self._kinds: frozenset[str] | None = None
 
     def extend(self, guards: Iterable[Guard]) -> "GuardPath":
         """This path followed by `guards` (the path itself when there are none)."""
@@ -117,6 +118,24 @@ class GuardPath(Sequence[Guard]):
 
     def __repr__(self) -> str:
         return f"GuardPath{tuple(self)!r}"
+
+    def kinds(self) -> frozenset[str]:
+        """`{g.kind for g in self}`, remembered on every shared prefix: asking it of each exit of an
+        n-deep ternary costs n, where iterating each exit's guards costs n each."""
+        pending: list[GuardPath] = []
+        result: frozenset[str] = frozenset()
+        link: GuardPath | None = self
+        while link is not None:
+            if link._kinds is not None:
+                result = link._kinds
+                break
+            pending.append(link)
+            link = link._up
+        for link in reversed(pending):
+            own = frozenset(g.kind for g in link._own)
+            result = result if own <= result else result | own
+            link._kinds = result
+        return result
 
     def all_admit(self, decide: Decide) -> bool:
         """`all(g.admits(decide) for g in self)`, remembered on every shared prefix."""

@@ -165,6 +165,7 @@ class _Walker:
         index.properties = tuple(self.properties)
         index.role_refs = tuple(RoleRef(node, role, index.call_at(call)) for node, role, call in self.role_refs)
         index._call_starts = [call._node.start_byte for call in self.calls]
+        index.named_callees = self.names_memo
         return index
 
     # -- functions -----------------------------------------------------------

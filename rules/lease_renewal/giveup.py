@@ -124,22 +124,43 @@ def _is_empty_list(arg: Expr) -> bool:
 
 def _held(program: Program, subject: Call, catch: Call | None) -> dict[Expr, str]:
     """Initializer -> name of each `const` collection the renewal copies whole, then of each its stages
-    (up to the catch) test membership in."""
-    named: list[tuple[Call, str]] = [(subject, n) for arg in subject.args for c in copied_from(arg)
-                                     if (n := c.identifier) is not None]
-    for stage in fx.stages_of(subject):
-        if stage.call is not None and catch is not None and stage.call is catch:
-            break
-        for call in stage.call.expr.calls if stage.call is not None else ():
-            if call.method in _MEMBERSHIP:
-                named.extend((call, name) for name in _target_names(call))
-    out: dict[Expr, str] = {}
-    for at, name in named:
-        value = program.bound_at(at, name)
-        # A function or a service is not state the work runs on.
-        if value is not None and value.function is None and value.call is not subject:
-            out.setdefault(value, name)
-    return out
+    (up to the catch) test membership in. Read-only: the same table answers every catch at that cut."""
+    copies, members, cuts = _named(program, subject)
+    cut = cuts.get(catch, len(members)) if catch is not None else len(members)
+    memo = program.memo("lease-renewal.held")
+    key = (subject, cut)
+    if key not in memo:
+        out: dict[Expr, str] = {}
+        for at, name in (*copies, *members[:cut]):
+            value = program.bound_at(at, name)
+            # A function or a service is not state the work runs on.
+            if value is not None and value.function is None and value.call is not subject:
+                out.setdefault(value, name)
+        memo[key] = out
+    return memo[key]
+
+
+def _named(program: Program, subject: Call) -> tuple[list[tuple[Call, str]], list[tuple[Call, str]], dict[Call, int]]:
+    """What `_held` reads of `subject`, once per renewal: (the names its arguments copy whole, the names
+    its stages test membership in, in stage order, and per stage call how many of those come before it).
+
+    A renewal with n catches down its chain is asked once per catch; walking its n stages each time
+    was quadratic (the lost-chain shape of tests/test_pathological.py).
+    """
+    memo = program.memo("lease-renewal.named")
+    if subject not in memo:
+        copies = [(subject, n) for arg in subject.args for c in copied_from(arg) if (n := c.identifier) is not None]
+        members: list[tuple[Call, str]] = []
+        cuts: dict[Call, int] = {}
+        for stage in fx.stages_of(subject):
+            if stage.call is None:
+                continue
+            cuts.setdefault(stage.call, len(members))  # a catch stops the walk before its own stage
+            for call in stage.call.expr.calls:
+                if call.method in _MEMBERSHIP:
+                    members.extend((call, name) for name in _target_names(call))
+        memo[subject] = (copies, members, cuts)
+    return memo[subject]
 
 
 class _Judge:

@@ -22,7 +22,7 @@ from __future__ import annotations
 from typing import Iterator
 
 from reviewer.report.model import Finding
-from reviewer.typescript import Call, Expr, Function, exits, guard_path
+from reviewer.typescript import Call, Expr, Function, GuardPath, exits, guard_path
 
 from reviewer.engine import globs
 from reviewer.rules import _effect as fx
@@ -97,7 +97,12 @@ def _empty_result(handler: Expr) -> Expr | None:
 
 def _unconditional(path) -> bool:
     """Only early exits (`if (x) return ..` above) stand before it: it is what the handler does by default."""
+    if isinstance(path, GuardPath):
+        return path.kinds() <= _EARLY_EXIT  # each exit of a deep ternary would walk its whole path
     return all(g.kind == "early-exit" for g in path)
+
+
+_EARLY_EXIT = frozenset({"early-exit"})
 
 
 def _names_missing(text: str | None) -> bool:
