@@ -467,9 +467,18 @@ class Repo:
         self, tree: str, literals: list[str], suffixes: tuple[str, ...], paths: Sequence[str] | None = None
     ) -> list[tuple[str, str]]:
         """(path, line) for every line of the files of `tree` with one of `suffixes` (or of exactly
-        `paths`) that contains any of the fixed strings `literals`; one process, in git's order
-        (fixed strings: git's fast path)."""
-        out, pos, prefix = self._grep(tree, ["-n", "-F"], literals, suffixes, paths), 0, f"{tree}:".encode()
+        `paths`) that contains any of the fixed strings `literals`; one process, in git's order.
+
+        The literals go as one alternation of escaped strings (`-E`), not one `-F` pattern each: git
+        tries every pattern of a list on every line, so 45 literals cost 45 passes (1.5 s over
+        opencode's tree, against 0.35 s for the alternation, which one regex automaton answers). The
+        same lines match: under LC_ALL=C both compare bytes.
+        """
+        kept = sorted({lit for lit in literals if lit and "\n" not in lit and "\r" not in lit and "\0" not in lit})
+        # Bounded alternations: the C library compiles one automaton per pattern, and one of 400,000
+        # strings exhausts memory; groups keep each small and the passes few.
+        alternations = ["|".join(ere_escape(lit) for lit in kept[i:i + _ALTERNATION]) for i in range(0, len(kept), _ALTERNATION)]
+        out, pos, prefix = self._grep(tree, ["-n", "-E"], alternations, suffixes, paths), 0, f"{tree}:".encode()
         lines: list[tuple[str, str]] = []
         # `<tree>:<path>\0<number>\0<text>\n`: a path may hold a line break, a line never does.
         while pos < len(out):
@@ -504,6 +513,17 @@ class Repo:
             mode, otype, oid = meta.decode().split()
             entries[path.decode("utf-8", "surrogateescape")] = (mode, otype, oid)
         return entries
+
+
+# Fixed strings per alternation `grep_lines` hands git.
+_ALTERNATION = 256
+
+_ERE_SPECIAL = re.compile(r"([\\.\[\](){}*+?|^$])")
+
+
+def ere_escape(text: str) -> str:
+    """`text` as a literal in an extended regex (and in Python's `re`, which reads it the same)."""
+    return _ERE_SPECIAL.sub(r"\\\1", text)
 
 
 def _grep_paths(out: bytes, tree: str) -> tuple[str, ...]:

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Iterable, Iterator, Mapping, Pattern
 from reviewer.engine import globs
 from reviewer.engine.api import Evidence, Proposal
 from reviewer.engine.context import ere_escape
-from reviewer.typescript import SqlStatement, implemented_member, run_calls, sql_statement
+from reviewer.typescript import SqlStatement, implemented_member, run_calls, sql_statement, writes_in_literals
 
 if TYPE_CHECKING:
     from reviewer.engine.context import Corpus
@@ -231,6 +231,8 @@ def compare_and_set_tables(corpus: "Corpus") -> list[TableDecl]:
     if key not in corpus.memo:
         found: dict[str, tuple[str, int, set[str]]] = {}
         for module in modules(corpus, [_SQL_WRITE_GREP, "`"], all_match=True):
+            if not writes_in_literals(module.path, module.root):
+                continue  # the words were in code or comments: no statement to read, no index to build
             for call in module.calls():
                 statement = sql_statement(call)
                 if statement is None or statement.operation not in ("insert", "update") or not statement.table:

@@ -162,3 +162,44 @@ def test_the_conditions_of_a_where_are_counted() -> None:
         "await sql`UPDATE jobs SET owner = null WHERE (id = ${id} AND (owner = ${me} OR owner IS NULL))`\n"
     )
     assert [found[n].conditions for n in (1, 2, 3, 4)] == [2, 1, 0, 2]
+
+
+def _writes(source: str, path: str = "a.ts") -> bool:
+    from reviewer.typescript import writes_in_literals
+
+    module = Program({path: source}.get).module(path)
+    return writes_in_literals(path, module.root)
+
+
+def test_a_file_is_read_for_writes_only_when_a_literal_could_be_one() -> None:
+    """`writes_in_literals` lets a search for INSERTs and UPDATEs skip indexing a file; it must never
+    skip one `sql_statement` would read a write from."""
+    writes = [
+        "const f = yield* sql`UPDATE jobs SET owner = ${me} WHERE job_id = ${id}`\n",  # tagged `sql`
+        "const f = yield* db`\n  -- take it\n  insert into jobs (id) values (${id})`\n",  # another tag
+        'const q = "update jobs set owner = $1"\nclient.query({ text: q })\n',  # a string a runner is given
+        "const f = db.execute(`WITH x AS (SELECT 1) UPDATE jobs SET a = 1`)\n",  # starts a statement
+        'const f = db.execute("\\x55PDATE jobs SET a = 1")\n',  # an escape, cooked
+        "const f = () => sql`${sql.raw(\"UPDATE jobs\")} SET a = 1`\n",  # the keyword in a fragment
+    ]
+    for source in writes:
+        assert _writes(source), source
+        assert _writes(source, "a.tsx"), source
+    reads_or_prose = [
+        "export const updateJob = (x: number) => x // update the job\n",  # code and comments
+        'log.info("Failed to update the job")\n',  # prose in a string
+        'bus.publish("session.updated", { at: 1 })\n',  # an event name
+        "const q = sql`SELECT * FROM jobs WHERE updated_at < ${t}`\n",  # a read naming a column
+        "const d = yield* sql`DELETE FROM jobs WHERE id = ${id}`\n",  # a delete is neither
+    ]
+    for source in reads_or_prose:
+        assert not _writes(source), source
+
+
+def test_every_write_the_filter_passes_over_is_one_sql_statement_does_not_read() -> None:
+    """On the statements of this file's SOURCE: where `sql_statement` reads an insert or update, the
+    file holding it alone passes the filter."""
+    for line in SOURCE.splitlines():
+        found = _read(line + "\n")
+        if any(s.operation in ("insert", "update") for s in found.values()):
+            assert _writes(line + "\n"), line

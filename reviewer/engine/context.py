@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, Mapping
 from reviewer.change.changeset import TYPESCRIPT_ONLY_SUFFIXES, ChangeSet, decode_text
 from reviewer.engine.api import Options
 from reviewer.engine.production import Production
-from reviewer.gitio import BlobReader, Repo
+from reviewer.gitio import BlobReader, Repo, ere_escape
 from reviewer.report.model import Finding, InvariantResult, Location, Severity
 
 if TYPE_CHECKING:
@@ -31,9 +31,6 @@ if TYPE_CHECKING:
 
 # How many files a sweep greps by name before one pass over the whole tree is cheaper.
 GREP_PATHS_AT_ONCE = 400
-
-
-_ERE_SPECIAL = re.compile(r"([\\.\[\](){}*+?|^$])")
 
 
 _STRING = re.compile(r"""\"(?:[^\"\\]|\\.)*\"|'(?:[^'\\]|\\.)*'|`(?:[^`\\]|\\.)*`""")
@@ -48,11 +45,6 @@ def code_of(line: str) -> str:
     line = _BLOCK_COMMENT.sub(" ", _STRING.sub('""', line))
     cuts = [i for i in (line.find("//"), line.find("/*")) if i >= 0]  # a comment to the end of the line
     return line[:min(cuts)] if cuts else line
-
-
-def ere_escape(text: str) -> str:
-    """`text` as a literal in an extended regex (and in Python's `re`, which reads it the same)."""
-    return _ERE_SPECIAL.sub(r"\\\1", text)
 
 
 def word_pattern(word: str) -> str:

@@ -33,6 +33,7 @@ from reviewer.typescript.references import Unresolved, returned_functions
 from reviewer.typescript.roles import DEFAULT_ROLES, Role, RoleTable
 from reviewer.typescript.sql import Statement as SqlStatement
 from reviewer.typescript.sql import statement as sql_statement
+from reviewer.typescript.sql import writes_in_literals
 from reviewer.typescript.statements import Guard, GuardPath, guard_path, guards, runs_maybe
 from reviewer.typescript.collections import (
     arguments_of,
@@ -115,6 +116,7 @@ __all__ = [
     "treatment",
     "SqlStatement",
     "sql_statement",
+    "writes_in_literals",
     "implemented_member",
     "Query",
     "Term",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import posixpath
+from functools import lru_cache
 from typing import Any, Protocol
 
 import tree_sitter as ts
@@ -35,6 +36,12 @@ def dialect(path: str) -> str | None:
     return _DIALECTS.get(posixpath.splitext(path)[1])
 
 
+@lru_cache(maxsize=None)
+def language(name: str) -> ts.Language:
+    """The grammar of a dialect (TYPESCRIPT or TSX), loaded once: parsers and queries share it."""
+    return ts.Language(tsts.language_tsx() if name == TSX else tsts.language_typescript())
+
+
 class Parsers:
     """Parsers and parsed trees of one Program.
 
@@ -54,8 +61,7 @@ class Parsers:
     def _parser(self, name: str) -> ts.Parser:
         parser = self._parsers.get(name)
         if parser is None:
-            raw = tsts.language_tsx() if name == TSX else tsts.language_typescript()
-            parser = ts.Parser(ts.Language(raw))
+            parser = ts.Parser(language(name))
             self._parsers[name] = parser
         return parser
 

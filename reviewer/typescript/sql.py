@@ -20,6 +20,7 @@ import tree_sitter as ts
 
 from reviewer.typescript import syntax as sx
 from reviewer.typescript.expressions import Call, Expr, _parts
+from reviewer.typescript.parse import dialect, language
 
 if TYPE_CHECKING:
     from sqlglot import exp
@@ -74,6 +75,41 @@ _RUNNERS = frozenset({"unsafe", "raw", "execute", "query", "all", "run", "get", 
 _FRAGMENTS = frozenset({"sql", "identifier", "unsafe", "raw", "literal", "id"})
 # Escapes of a template literal as the string the database receives ("cooked").
 _COOKED = {"n": "\n", "t": "\t", "r": "\r", "b": "\b", "f": "\f", "v": "\v", "0": "\0"}
+
+
+# Every string and template literal of a file, and which templates are tagged, found by tree-sitter's
+# query engine (no Python walk).
+_LITERALS = """
+(call_expression arguments: (template_string) @tagged)
+[(string) (template_string)] @literal
+"""
+# A superset of the words an INSERT or UPDATE statement's text holds (`writes_in_literals`).
+_WRITE_WORDS = re.compile(r"\b(?:insert|update)\b", re.I)
+
+
+@lru_cache(maxsize=None)
+def _literals_query(name: str) -> ts.Query:
+    return ts.Query(language(name), _LITERALS)
+
+
+def writes_in_literals(path: str, root: ts.Node) -> bool:
+    """Whether some literal of the file could be the text of an INSERT or UPDATE that `statement` reads.
+
+    `statement` reads SQL only from a literal of the call's own file (`_source`): a tagged template, or
+    a string or template whose text starts a statement (`_SQL_START`); an insert or update holds its
+    keyword as a word. So a file none of whose literals is both has no such statement to read, and a
+    search for them need not index its calls (`"Failed to update"`, an `update` in code or comments).
+    """
+    name = dialect(path)
+    if name is None:
+        return True  # not a grammar this knows: let the caller read it the long way
+    captured = ts.QueryCursor(_literals_query(name)).captures(root)
+    tagged = {node.id for node in captured.get("tagged", ())}
+    for node in captured.get("literal", ()):
+        text = _literal_text(node)
+        if _WRITE_WORDS.search(text) and (node.id in tagged or _SQL_START.match(text)):
+            return True
+    return False
 
 
 def is_sql_template(call: Call) -> bool:
