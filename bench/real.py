@@ -1,6 +1,7 @@
 """Benchmark on real commits: each review against git's own floor, and `reviewer sweep` against separate runs.
 
     python bench/real.py --repo /path/to/mirror.git --rev v2 --commits 47 --paths packages/core/
+    python bench/real.py --repo /path/to/large.git --commits 10 --max-files 2 --ext ts --init
 
 For each of the last N first-parent, non-merge commits of REV touching --paths
 (newest first, so the same arguments always pick the same commits):
@@ -17,6 +18,9 @@ For each of the last N first-parent, non-merge commits of REV touching --paths
 
 Then the same commits, oldest first, as one `reviewer sweep --commits FILE`
 with one job and with `--jobs 2`, against the sum of the separate runs.
+With --max-files N only commits changing at most N files are taken (a small
+patch to a large tree); with --ext only commits touching such files; with
+--init, `reviewer init` of the newest commit's parent tree, cold and warm.
 Everything is measured in this one run; nothing here fails on timing.
 """
 
@@ -41,9 +45,23 @@ def _git(repo: str, *args: str) -> str:
     return subprocess.run(["git", f"--git-dir={repo}", *args], capture_output=True, text=True, check=True).stdout
 
 
-def pick(repo: str, rev: str, count: int, paths: list[str]) -> list[tuple[str, str]]:
-    out = _git(repo, "rev-list", "--first-parent", "--no-merges", f"--max-count={count}", rev, "--", *paths)
-    return [(c, _git(repo, "rev-parse", f"{c}^").strip()) for c in out.split()]
+def pick(repo: str, rev: str, count: int, paths: list[str], max_files: int = 0,
+         ext: tuple[str, ...] = ()) -> list[tuple[str, str]]:
+    """(commit, parent) of the newest `count` first-parent non-merge commits of `rev` touching `paths`,
+    changing at most `max_files` files (0: any number) of which one ends with one of `ext` (when given)."""
+    window = count if not (max_files or ext) else count * 200
+    out = _git(repo, "rev-list", "--first-parent", "--no-merges", f"--max-count={window}", rev, "--", *paths)
+    chosen: list[tuple[str, str]] = []
+    for commit in out.split():
+        if len(chosen) == count:
+            break
+        parent = _git(repo, "rev-parse", f"{commit}^").strip()
+        if max_files or ext:
+            names = _git(repo, "diff-tree", "-r", "--name-only", "--no-renames", parent, commit).split("\n")[:-1]
+            if (max_files and len(names) > max_files) or (ext and not any(n.endswith(ext) for n in names)):
+                continue
+        chosen.append((commit, parent))
+    return chosen
 
 
 def main() -> None:
@@ -53,8 +71,12 @@ def main() -> None:
     parser.add_argument("--commits", type=int, default=47)
     parser.add_argument("--paths", action="append", default=[])
     parser.add_argument("--jobs", type=int, default=2, help="workers for the parallel sweep (default 2)")
+    parser.add_argument("--max-files", type=int, default=0, help="only commits changing at most this many files")
+    parser.add_argument("--ext", default="", help="only commits touching files with these extensions, e.g. ts,tsx")
+    parser.add_argument("--init", action="store_true", help="also time `reviewer init` of the newest commit's parent")
     opts = parser.parse_args()
-    chosen = pick(opts.repo, opts.rev, opts.commits, opts.paths)
+    ext = tuple(f".{e.strip().lstrip('.')}" for e in opts.ext.split(",") if e.strip())
+    chosen = pick(opts.repo, opts.rev, opts.commits, opts.paths, opts.max_files, ext)
     reviewer = [sys.executable, "-m", "reviewer"]
     rows: list[tuple[str, int, float, float, float, float]] = []
     skipped: list[str] = []
@@ -102,7 +124,20 @@ def main() -> None:
                 raise SystemExit(f"reviewer sweep --jobs {jobs} failed ({code})")
             sweeps[jobs] = (wall, peak)
             print(f"# sweep --jobs {jobs}: {time.perf_counter() - t0:.1f}s", file=sys.stderr)
+        inits: list[float] = []
+        if opts.init and rows:
+            parent = next(p for c, p in chosen if c == rows[0][0])
+            args = [*reviewer, "init", "--repo", opts.repo, "--base", parent, "--cache-dir", str(work / "init-cache")]
+            for _ in range(2):  # cold, then warm
+                wall, _, _, code = measure(args)
+                if code != 0:
+                    raise SystemExit(f"reviewer init failed ({code})")
+                inits.append(wall)
     report(rows, sweeps, opts)
+    if inits:
+        files = len(_git(opts.repo, "ls-tree", "-r", "--name-only", parent).split("\n")) - 1
+        print(f"\n`reviewer init` of {parent[:12]} ({files:,} files): cold {inits[0]:.3f}s, warm {inits[1]:.3f}s; "
+              f"<= 10 s cold: {'met' if inits[0] <= 10 else 'NOT met'}")
     if skipped:
         print(f"\n{len(skipped)} selected commit(s) skipped, their objects missing from the repository: "
               + ", ".join(c[:12] for c in skipped))

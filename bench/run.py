@@ -7,6 +7,7 @@ Cases (generated deterministically, cached under bench/.work/):
   a  seed-sized: 33 changed TypeScript files, ~7,000 patch lines, repo of ~3,000 files
   b  300 changed files, repo of ~3,000 files
   c  3,000 changed files, ~200,000 patch lines, repo of ~30,000 files
+  e  a 2-file patch to a repo of 16,000 files (and `reviewer init` of that tree)
   d  the shipped samples (session-recovery v5 and v6)
 
     python bench/run.py --cases a --cache-dir /tmp/reviewer-bench-cache   # + cold/warm cache
@@ -50,6 +51,7 @@ CASES = {
     "a": Case("a: seed-sized", 3_000, 33, 220),
     "b": Case("b: 300 files", 3_000, 300, 70),
     "c": Case("c: 3,000 files", 30_000, 3_000, 67),
+    "e": Case("e: 2 files of 16,000", 16_000, 2, 40),
 }
 # Bump when the generator changes: cached cases under bench/.work/ are rebuilt.
 GENERATOR = "4"
@@ -384,7 +386,7 @@ def main() -> None:
     opts = parser.parse_args()
     wanted = opts.cases.split(",")
     inputs: list[tuple[str, Path, str, Path]] = []
-    for key in ("a", "b", "c"):
+    for key in ("a", "b", "c", "e"):
         if key in wanted:
             t0 = time.perf_counter()
             repo, base, patch = build_case(CASES[key], WORK / key)
@@ -419,7 +421,7 @@ def main() -> None:
             notes.append(f"{name}: {', '.join(errored)} stopped with an error (e.g. over its time budget, "
                          "limits.rule_seconds): the review failed closed and the time is capped")
         measured[name[0]] = (floor, wall, peak)
-        if not name.startswith("d"):
+        if name[0] in "abc":
             scaling.append((lines, wall))
         print(f"| {name} | {lines:,} | {floor:.3f} | {wall:.3f} | {wall / floor:.2f} | {wall - floor:.3f} | {cpu:.3f} | {peak:.0f} |")
     for note in notes:
@@ -439,6 +441,14 @@ def main() -> None:
             subprocess.run([sys.executable, "-m", "reviewer", *args], capture_output=True, check=True, env=reviewer_env())
             times.append(time.perf_counter() - t0)
         starts[" ".join(args)] = statistics.median(times)
+    inits: dict[str, tuple[float, float]] = {}
+    for name, repo, base, _ in inputs:
+        if name.startswith("e"):
+            with tempfile.TemporaryDirectory() as tmp:
+                init = ["init", "--repo", str(repo), "--base", base, "--cache-dir", tmp]
+                cold = run_reviewer(init)[0]
+                inits[name] = (cold, run_reviewer(init)[0])
+            print(f"\n`reviewer init` of {name}'s base tree: cold {inits[name][0]:.3f}s, warm {inits[name][1]:.3f}s")
     print("\nstart-up: " + ", ".join(f"`reviewer {k}` {v:.3f}s" for k, v in starts.items()))
     speedup = None
     if opts.cache_dir and inputs:
@@ -451,18 +461,19 @@ def main() -> None:
         cold, warm = statistics.median(colds), statistics.median(warms)
         speedup = cold / warm
         print(f"\noutcome cache on {name}: cold {cold:.3f}s, warm {warm:.3f}s ({speedup:.1f}x)")
-    print("\n" + "\n".join(targets(measured, slope, starts, speedup)))
+    print("\n" + "\n".join(targets(measured, slope, starts, speedup, inits)))
 
 
 def targets(measured: dict[str, tuple[float, float, float]], slope: float | None, starts: dict[str, float],
-            speedup: float | None) -> list[str]:
-    """Issues 6 and 15's targets, informational only: benchmarks never fail a build."""
+            speedup: float | None, inits: dict[str, tuple[float, float]]) -> list[str]:
+    """Issues 6, 15 and 27's targets, informational only: benchmarks never fail a build."""
     def verdict(ok: bool) -> str:
         return "met" if ok else "NOT met"
 
-    out = ["targets (issues 6 and 15):"]
+    out = ["targets (issues 6, 15 and 27):"]
     if "a" in measured:
         floor, wall, peak = measured["a"]
+        out.append(f"- (a) wall {wall:.3f}s <= 1.5 s (issue 27): {verdict(wall <= 1.5)}")
         bound = 1.5 * floor + 0.5
         out.append(f"- (a) wall {wall:.3f}s <= 1.5 x floor + 0.5 = {bound:.3f}s: {verdict(wall <= bound)}; "
                    f"< 2 s: {verdict(wall < 2)}; peak {peak:.0f} MB < 300 MB: {verdict(peak < 300)}")
@@ -471,7 +482,14 @@ def targets(measured: dict[str, tuple[float, float, float]], slope: float | None
         per_file = peak / CASES["c"].changed
         out.append(f"- (c) peak {peak:.0f} MB < 1.5 GB: {verdict(peak < 1536)}")
         out.append(f"- (c) wall {wall:.1f}s <= 25 x floor ({25 * floor:.1f}s; ratio {wall / floor:.0f}): "
-                   f"{verdict(wall <= 25 * floor)}; {per_file:.2f} MB per changed file <= 0.25: {verdict(per_file <= 0.25)}")
+                   f"{verdict(wall <= 25 * floor)}; {per_file:.2f} MB per changed file <= 0.3 (issue 27; 0.25, issue 15): "
+                   f"{verdict(per_file <= 0.3)}")
+    if "e" in measured:
+        floor, wall, _ = measured["e"]
+        out.append(f"- (e) wall {wall:.3f}s <= 5 x floor ({5 * floor:.3f}s; ratio {wall / floor:.1f}): "
+                   f"{verdict(wall <= 5 * floor)}")
+    for name, (cold, warm) in inits.items():
+        out.append(f"- ({name[0]}) `reviewer init` cold {cold:.3f}s <= 10 s: {verdict(cold <= 10)} (warm {warm:.3f}s)")
     if slope is not None:
         out.append(f"- scaling exponent {slope:.2f} <= 1 (no worse than linear): {verdict(slope <= 1.0)}")
     for command, seconds in starts.items():

@@ -374,11 +374,12 @@ def execute(req: Request, p: Prepared, gate_only: bool = False) -> Reviewed:
         else:
             findings += _config_edit_finding(changeset, config, families)
         reader = BlobReader(repo)
+        base_view = TreeView(repo, changeset.base_tree, reader, req.shared)
+        patched_view = TreeView(repo, changeset.patched_tree, reader, req.shared)
+        patched_view.follows(base_view)
         try:
             invariants = run_families(
-                families, changeset,
-                TreeView(repo, changeset.base_tree, reader, req.shared),
-                TreeView(repo, changeset.patched_tree, reader, req.shared),
+                families, changeset, base_view, patched_view,
                 config, req.budget_seconds if req.budget_seconds is not None else config.limits.rule_seconds,
                 cache=_open_cache(req.cache_dir), scope=req.scope,
             )

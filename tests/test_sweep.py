@@ -214,3 +214,52 @@ def test_a_commit_whose_objects_are_missing_is_refused_and_the_sweep_goes_on(tmp
     # Reviewed against its parent, whose tree no longer holds the lost blob.
     assert "cannot diff" in lines[0]["reason"] and lines[2]["commit"] == last
     assert code == 1 and "2 refused" in summary
+
+
+def test_a_patched_tree_answers_which_words_occur_from_its_base_and_the_files_that_differ(tmp_path) -> None:
+    """`TreeView.follows`: the patched tree's word questions are answered from the base's answers and a
+    grep of the differing files alone, and every answer is the one a whole-tree grep of it gives."""
+    from reviewer.engine.context import TreeView
+    from reviewer.gitio import open_repo
+    from gitrepo import Repo
+
+    repo = Repo(tmp_path / "r")
+    base = repo.commit({
+        "a.ts": "alpha()\n",             # changed by the patch
+        "b.ts": "// beta in a comment only\nconst s = 'beta'\n",
+        "c.ts": "gamma()\n",             # deleted by the patch: its word goes with it
+        "e.ts": "alpha(1)\nepsilon()\n",  # untouched
+        "n.md": "delta()\n",             # not TypeScript
+    })
+    patched = repo.commit({"a.ts": "const x = 1\n", "c.ts": None, "d.ts": "beta()\n", "n.md": "delta(2)\n"})
+    words = ["alpha", "beta", "delta", "epsilon", "gamma", "zeta"]
+    opened = open_repo(str(repo.path))
+    greps: list[object] = []
+    real = opened.grep_lines
+
+    def spy(tree, literals, suffixes, paths=None):  # records, then runs the real git grep
+        greps.append(None if paths is None else tuple(paths))
+        return real(tree, literals, suffixes, paths)
+
+    try:
+        base_view = TreeView(opened, opened.tree_of(base))
+        assert base_view.words_present(words) == {"alpha", "epsilon", "gamma"}
+        opened.grep_lines = spy  # type: ignore[method-assign]
+        derived = TreeView(opened, opened.tree_of(patched))
+        derived.follows(base_view)
+        answer = derived.words_present(words)
+        opened.grep_lines = real  # type: ignore[method-assign]
+        fresh = TreeView(opened, opened.tree_of(patched)).words_present(words)
+        assert answer == fresh == {"alpha", "beta", "epsilon"}
+        # beta, delta and zeta: absent from the base, so only the differing TypeScript files were read
+        # for them; alpha (held by a changed file) and gamma (by a deleted one) needed the whole tree.
+        assert ("a.ts", "d.ts") in greps and None in greps
+        # Once the base knows where a word is, a patch that leaves that file alone costs no grep.
+        greps.clear()
+        opened.grep_lines = spy  # type: ignore[method-assign]
+        again = TreeView(opened, opened.tree_of(patched))
+        again.follows(base_view)
+        assert again.words_present(["epsilon"]) == {"epsilon"} and greps == []
+    finally:
+        opened.grep_lines = real  # type: ignore[method-assign]
+        opened.close()

@@ -89,6 +89,8 @@ class TreeView:
         self._known: dict[str, bytes] = {}  # blob id -> content already read
         self._scanned: dict[str, set[str]] = {}  # regex -> TypeScript paths matching it (prescan)
         self._words: dict[str, bool] = {}  # word -> occurs as a whole word in TypeScript (prescan)
+        self._word_at: dict[str, str] = {}  # word -> one path whose code holds it (learnt by this process's greps)
+        self._parent: TreeView | None = None  # the tree this one is a patch of (`follows`)
 
     @property
     def repository(self) -> Repo:
@@ -162,9 +164,61 @@ class TreeView:
         Code, not comments or strings: a base tree must not make a name look present (and the
         family keep looking for it instead of the code base's own) with `// Step 1` or a log line.
         """
-        if not all(w in self._words for w in words):
-            self.prescan(words, [])
+        unknown = [w for w in words if w not in self._words]
+        if unknown and self._parent is not None:
+            unknown = self._derive_words(unknown)
+        if unknown:
+            self.prescan(unknown, [])
         return {w for w in words if self._words.get(w)}
+
+    def follows(self, parent: "TreeView") -> None:
+        """This tree is `parent` with a patch applied: `words_present` answers from what `parent`
+        learnt and the files that differ, instead of grepping the whole tree again."""
+        self._parent = parent
+
+    @cached_property
+    def _differing(self) -> tuple[frozenset[str], tuple[str, ...]] | None:
+        """(every path that differs from the parent tree, the TypeScript blobs among them here);
+        None when there are too many to name on one command line."""
+        assert self._parent is not None
+        paths = frozenset(self._repo.diff_trees(self._parent.tree, self.tree))
+        ours = tuple(sorted(p for p in paths if p.endswith(TYPESCRIPT_ONLY_SUFFIXES)
+                            and self._entries.get(p, ("", "", ""))[1] == "blob"))
+        return None if len(ours) > GREP_PATHS_AT_ONCE else (paths, ours)
+
+    def _derive_words(self, words: list[str]) -> list[str]:
+        """Answer what the parent tree's answers decide; return the words still unknown.
+
+        A word the parent's code never holds is here only if a differing file holds it (those
+        files are grepped alone). A word the parent holds in a file this patch leaves alone is
+        here too: that path names the same blob in both trees."""
+        parent = self._parent
+        assert parent is not None
+        differing = self._differing
+        if differing is None:
+            return words
+        paths, ours = differing
+        rest: list[str] = []
+        absent: list[str] = []
+        for word in words:
+            known = parent._words.get(word)
+            at = parent._word_at.get(word)
+            if known is True and at is not None and at not in paths:
+                self._words[word] = True
+                self._word_at[word] = at
+            elif known is False:
+                absent.append(word)
+            else:
+                rest.append(word)
+        if absent:
+            seen: dict[str, str] = {}
+            word_rx = _WordPatterns(absent)
+            lines = self._repo.grep_lines(self.tree, absent, TYPESCRIPT_ONLY_SUFFIXES, ours) if ours else []
+            for path, line in lines:
+                _match_line(path, line, {}, word_rx, {}, seen)
+            self._words.update({w: w in seen for w in absent})
+            self._word_at.update(seen)
+        return rest
 
     def known_words(self) -> dict[str, bool]:
         """Every `words_present` answer learnt so far (to keep for the next review of this tree)."""
@@ -195,20 +249,21 @@ class TreeView:
         A hint is (regex, literals): every line the regex matches contains one of its literals, so git
         narrows to those lines and Python's `re` decides. A regex Python cannot compile is left to git.
         """
-        compiled: dict[str, tuple[re.Pattern[str], tuple[str, ...]]] = {}
+        compiled: dict[str, tuple[re.Pattern[str], tuple[str, ...], re.Pattern[str]]] = {}
         for pattern, literals in hints:
             if pattern in self._scanned or pattern in compiled or not literals:
                 continue
             try:
-                compiled[pattern] = (re.compile(pattern), literals)
+                # The literals as one alternation: "does the line hold one of them" in one C call per line.
+                compiled[pattern] = (re.compile(pattern), literals, re.compile("|".join(map(re.escape, literals))))
             except re.error:
                 continue
         new_words = sorted({w for w in words if w and w not in self._words})
-        literals = {lit for _, lits in compiled.values() for lit in lits} | set(new_words)
+        literals = {lit for _, lits, _ in compiled.values() for lit in lits} | set(new_words)
         if not literals:
             return
         found: dict[str, set[str]] = {p: set() for p in compiled}
-        seen: set[str] = set()
+        seen: dict[str, str] = {}  # word -> the first path whose code holds it
         word_rx = _WordPatterns(new_words)
         if self.shared is None:
             for path, line in self._grep_lines(sorted(literals)):
@@ -217,21 +272,23 @@ class TreeView:
             # A sweep judges each blob's lines once per set of questions: a commit
             # then only reads the blobs its parent did not have.
             files, lines = self._blob_lines(sorted(literals))
-            asked = sorted("\x01".join((pattern, *lits)) for pattern, (_, lits) in compiled.items())
+            asked = sorted("\x01".join((pattern, *lits)) for pattern, (_, lits, _) in compiled.items())
             judged = self.shared.judged_memo((*sorted(literals), "\0", *asked, "\0", *new_words))
             for path, oid in files.items():
                 verdict = judged.get(oid)
                 if verdict is None:
                     blob_found: dict[str, set[str]] = {p: set() for p in compiled}
-                    blob_seen: set[str] = set()
+                    blob_seen: dict[str, str] = {}
                     for line in lines[oid]:
                         _match_line(path, line, compiled, word_rx, blob_found, blob_seen)
                     verdict = judged[oid] = (tuple(p for p, hit in blob_found.items() if hit), tuple(blob_seen))
                 for pattern in verdict[0]:
                     found[pattern].add(path)
-                seen.update(verdict[1])
+                for word in verdict[1]:
+                    seen.setdefault(word, path)
         self._scanned.update(found)
         self._words.update({w: w in seen for w in new_words})
+        self._word_at.update({w: at for w, at in seen.items() if w not in self._word_at})
 
     def _grep_lines(self, literals: list[str]) -> list[tuple[str, str]]:
         """`Repo.grep_lines` over the tree's TypeScript files; with a sweep's Shared, only the
@@ -287,21 +344,21 @@ class _WordPatterns:
 def _match_line(
     path: str,
     line: str,
-    compiled: Mapping[str, tuple[re.Pattern[str], tuple[str, ...]]],
+    compiled: Mapping[str, tuple[re.Pattern[str], tuple[str, ...], re.Pattern[str]]],
     word_rx: _WordPatterns,
     found: dict[str, set[str]],
-    seen: set[str],
+    seen: dict[str, str],
 ) -> None:
     """What one grepped line answers: the hints' regexes it matches (for `path`) and the words it uses in code."""
-    for pattern, (rx, lits) in compiled.items():
-        if path not in found[pattern] and any(lit in line for lit in lits) and rx.search(line):
+    for pattern, (rx, _, holds_literal) in compiled.items():
+        if path not in found[pattern] and holds_literal.search(line) and rx.search(line):
             found[pattern].add(path)
     code: str | None = None
     for word in word_rx.words:
         if word not in seen and word in line:
             code = code_of(line) if code is None else code
             if word_rx.search(word, code):
-                seen.add(word)
+                seen[word] = path
 
 
 @dataclass

@@ -153,6 +153,11 @@ def resolve(
     unset = {f.id: _unset(f, config) for f in families}
     # Configured names too: the same pass answers whether they exist (said when they do not).
     wanted = sorted({w for f in families for o in f.options if o.vocabulary for w in words(effective[f.id].get(o.name))})
+    if infer:
+        # One pass for the words and for what inference of any unset option greps first: which
+        # options must be inferred is known only after the words are, and a second whole-tree
+        # pass costs more than judging the lines of hints that turn out not to be needed.
+        base.prescan(wanted, [(rx, lits) for f in families for option, rx, lits in f.infer_hints if option in unset[f.id]])
     present = base.words_present(wanted) if infer and wanted else set()
     # An option is inferred unless one of its defaults is written whole in the base tree: a default
     # whose first segment alone occurs (an alias, or a type of the same name) is kept beside what
@@ -162,10 +167,6 @@ def resolve(
     known = present | declared
     absent_of = {f.id: [n for n in unset[f.id] if infer and not names_exactly(effective[f.id].get(n), known)]
                  for f in families}
-    # One fixed-string pass for what every option to be inferred greps for first.
-    hints = [(rx, lits) for f in families for option, rx, lits in f.infer_hints if option in absent_of[f.id]]
-    if hints:
-        base.prescan([], hints)
     out: dict[str, Vocabulary] = {}
     memo: dict[str, Any] = {}
     for family in families:

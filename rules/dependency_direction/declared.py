@@ -62,14 +62,29 @@ def _manifest(path: str, text: str | None) -> Manifest | None:
         return tuple(sorted(set(out)))
 
     lines: dict[str, int] = {}
+    keys = {data["name"], *names(*RUNTIME_FIELDS, DEV_FIELD)}
     for number, line in enumerate((text or "").splitlines(), 1):
         stripped = line.strip()
-        for key in (data["name"], *names(*RUNTIME_FIELDS, DEV_FIELD)):
-            if key not in lines and stripped.startswith(json.dumps(key) + ":"):
-                lines[key] = number
+        # A line `"<key>":` names the key its leading string is, when written as json.dumps writes it:
+        # read that one string instead of trying every key on every line (a manifest of a hundred
+        # dependencies is a hundred lines).
+        key = _leading_key(stripped)
+        if key is not None and key in keys and key not in lines:
+            lines[key] = number
         if "" not in lines and stripped.startswith('"name"'):
             lines[""] = number
     return Manifest(data["name"], path, names(*RUNTIME_FIELDS), names(DEV_FIELD), lines)
+
+
+def _leading_key(stripped: str) -> str | None:
+    """The key of a line that starts `"<key>":`, spelt exactly as `json.dumps(key)`, else None."""
+    if not stripped.startswith('"'):
+        return None
+    try:
+        key, end = json.decoder.scanstring(stripped, 1)
+    except ValueError:
+        return None
+    return key if stripped[end:end + 1] == ":" and stripped[:end] == json.dumps(key) else None
 
 
 def _manifests(tree: "TreeView", paths: Iterable[str], production: "Production") -> dict[str, Manifest]:
