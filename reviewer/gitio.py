@@ -456,12 +456,13 @@ class Repo:
         return _grep_paths(self._grep(tree, ["-l", "-F", "-w"], words, suffixes), tree)
 
     def grep_files(
-        self, tree: str, patterns: list[str], suffixes: tuple[str, ...], all_match: bool = False
+        self, tree: str, patterns: list[str], suffixes: tuple[str, ...], all_match: bool = False,
+        paths: Sequence[str] | None = None,
     ) -> tuple[str, ...]:
-        """Paths of the files of `tree` with one of `suffixes` whose text matches any (with
-        `all_match`, every one) of the extended regular expressions `patterns`, sorted; one process."""
+        """Paths of the files of `tree` with one of `suffixes` (or of exactly `paths`) whose text matches
+        any (with `all_match`, every one) of the extended regular expressions `patterns`, sorted; one process."""
         mode = ["--all-match"] if all_match else []
-        return _grep_paths(self._grep(tree, ["-l", "-E", *mode], patterns, suffixes), tree)
+        return _grep_paths(self._grep(tree, ["-l", "-E", *mode], patterns, suffixes, paths), tree)
 
     def grep_lines(
         self, tree: str, literals: list[str], suffixes: tuple[str, ...], paths: Sequence[str] | None = None

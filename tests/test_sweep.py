@@ -190,6 +190,9 @@ def test_grep_reuse_between_trees_answers_exactly_what_git_grep_answers(tmp_path
             reused = TreeView(opened, tree, shared=shared)._grep_lines(["claim"])
             fresh = TreeView(opened, tree)._grep_lines(["claim"])
             assert sorted(reused) == sorted(fresh) and fresh
+            for patterns, every in ((["claim\\(", "[0-9]"], True), (["claim\\(", "const"], False)):
+                matched = TreeView(opened, tree, shared=shared).files_matching(patterns, every)
+                assert matched == TreeView(opened, tree).files_matching(patterns, every)
         assert ("b*.ts", "claim()") in fresh and (":(glob)c.ts", "claim") in fresh
         second_lines = TreeView(opened, opened.tree_of(second), shared=Shared())._grep_lines(["claim"])
         assert ("b*.ts", "claim(2)") in second_lines

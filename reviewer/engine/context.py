@@ -240,7 +240,25 @@ class TreeView:
             sets = [self._scanned[p] for p in patterns]
             found = set.intersection(*sets) if all_match else set().union(*sets)
             return tuple(sorted(found))
-        return self._repo.grep_files(self.tree, patterns, TYPESCRIPT_ONLY_SUFFIXES, all_match)
+        if self.shared is None:
+            return self._repo.grep_files(self.tree, patterns, TYPESCRIPT_ONLY_SUFFIXES, all_match)
+        # A sweep asks each blob once: whether a file matches is a fact of its content.
+        memo = self.shared.matching_memo((tuple(patterns), all_match, TYPESCRIPT_ONLY_SUFFIXES))
+        files = self._typescript_blobs
+        unseen = sorted(path for path, oid in files.items() if oid not in memo)
+        if unseen:
+            whole = len(unseen) > GREP_PATHS_AT_ONCE
+            hits = set(self._repo.grep_files(self.tree, patterns, TYPESCRIPT_ONLY_SUFFIXES, all_match,
+                                             None if whole else unseen))
+            for path in (files if whole else unseen):
+                memo[files[path]] = path in hits
+        return tuple(sorted(path for path, oid in files.items() if memo[oid]))
+
+    @cached_property
+    def _typescript_blobs(self) -> dict[str, str]:
+        """TypeScript path -> blob id, for every such file of the tree."""
+        return {path: entry[2] for path, entry in self._entries.items()
+                if entry[1] == "blob" and path.endswith(TYPESCRIPT_ONLY_SUFFIXES)}
 
     def prescan(self, words: list[str], hints: list[tuple[str, tuple[str, ...]]]) -> None:
         """Answer later `words_present` for `words` and `files_matching` for each hint's regex from one
@@ -303,8 +321,7 @@ class TreeView:
         the blobs no earlier review of the sweep grepped for the same literals."""
         assert self.shared is not None
         memo = self.shared.grep_memo((tuple(literals), TYPESCRIPT_ONLY_SUFFIXES))
-        files = {path: entry[2] for path, entry in self._entries.items()
-                 if entry[1] == "blob" and path.endswith(TYPESCRIPT_ONLY_SUFFIXES)}
+        files = self._typescript_blobs
         unseen = sorted(path for path, oid in files.items() if oid not in memo)
         if unseen:
             # Past a few hundred files one pass over the whole tree is cheaper

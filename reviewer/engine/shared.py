@@ -29,6 +29,9 @@ class Shared:
     # (questions asked of the lines: hint regexes and words) -> blob id -> (regexes its
     # lines match, words its code uses): the prescan's judgement of each blob.
     judged: dict[tuple[str, ...], dict[str, tuple[tuple[str, ...], tuple[str, ...]]]] = field(default_factory=dict)
+    # (extended regexes, all must match, suffixes) -> blob id -> whether that blob matches:
+    # `TreeView.files_matching` answered per blob.
+    matching: dict[tuple[tuple[str, ...], bool, tuple[str, ...]], dict[str, bool]] = field(default_factory=dict)
     # (dialect, sha1 of the bytes) -> tree-sitter tree, least recently used first.
     trees: "OrderedDict[tuple[str, str], Any]" = field(default_factory=OrderedDict)
 
@@ -42,6 +45,12 @@ class Shared:
         memo = self.judged.get(key)
         if memo is None or len(memo) > MAX_GREP_BLOBS:
             memo = self.judged[key] = {}
+        return memo
+
+    def matching_memo(self, key: tuple[tuple[str, ...], bool, tuple[str, ...]]) -> dict[str, bool]:
+        memo = self.matching.get(key)
+        if memo is None or len(memo) > MAX_GREP_BLOBS:
+            memo = self.matching[key] = {}
         return memo
 
     def tree(self, key: tuple[str, str]) -> Any | None:
