@@ -479,18 +479,37 @@ class Repo:
         # Bounded alternations: the C library compiles one automaton per pattern, and one of 400,000
         # strings exhausts memory; groups keep each small and the passes few.
         alternations = ["|".join(ere_escape(lit) for lit in kept[i:i + _ALTERNATION]) for i in range(0, len(kept), _ALTERNATION)]
-        out, pos, prefix = self._grep(tree, ["-n", "-E"], alternations, suffixes, paths), 0, f"{tree}:".encode()
+        out, prefix = self._grep(tree, ["-E"], alternations, suffixes, paths), f"{tree}:".encode()
         lines: list[tuple[str, str]] = []
-        # `<tree>:<path>\0<number>\0<text>\n`: a path may hold a line break, a line never does.
-        while pos < len(out):
-            name_end = out.index(b"\0", pos)
-            number_end = out.index(b"\0", name_end + 1)
-            text_end = out.find(b"\n", number_end + 1)
-            text_end = len(out) if text_end < 0 else text_end
+        # `<tree>:<path>\0<text>\n` per line: a path may hold a line break and never a NUL; a text never
+        # holds a line break and may hold a NUL (-I judges a file by its first 8,000 bytes), so each
+        # record is read in order: the name to its NUL, the text to its line break.
+        pos, size, last, path = 0, len(out), b"", ""
+        find, index = out.find, out.index
+        while pos < size:
+            name_end = index(b"\0", pos)
+            text_end = find(b"\n", name_end + 1)
+            text_end = size if text_end < 0 else text_end
             name = out[pos:name_end]
-            path = name[len(prefix):] if name.startswith(prefix) else name
-            lines.append((path.decode("utf-8", "surrogateescape"), out[number_end + 1:text_end].decode("utf-8", "replace")))
+            if name != last:  # a file's lines come together: its name is decoded once
+                raw = name[len(prefix):] if name.startswith(prefix) else name
+                path, last = raw.decode("utf-8", "surrogateescape"), name
+            lines.append((path, out[name_end + 1:text_end].decode("utf-8", "replace")))
             pos = text_end + 1
+        return lines
+        # `<tree>:<path>\0<text>\n` per line: a path never holds a NUL and may hold a line break; a text
+        # holds neither (-I skips files with a NUL). So after splitting at NULs, each piece is a text, its
+        # line break, and the next record's name: split at the piece's first line break.
+        pieces = out.split(b"\0")
+        name, path = pieces[0], ""
+        last: bytes | None = None
+        for piece in pieces[1:]:
+            text, _, following = piece.partition(b"\n")
+            if name is not last:
+                raw = name[len(prefix):] if name.startswith(prefix) else name
+                path, last = raw.decode("utf-8", "surrogateescape"), name
+            lines.append((path, text.decode("utf-8", "replace")))
+            name = following
         return lines
 
     def ls_entry(self, tree: str, path: str) -> tuple[str, str, str] | None:

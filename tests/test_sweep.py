@@ -266,3 +266,45 @@ def test_a_patched_tree_answers_which_words_occur_from_its_base_and_the_files_th
     finally:
         opened.grep_lines = real  # type: ignore[method-assign]
         opened.close()
+
+
+def test_lines_held_for_a_superset_of_literals_answer_as_a_fresh_grep_would(tmp_path) -> None:
+    """`TreeView.hold`: one grep for the words and every hint, then each question judged from the kept
+    lines, with the answers of a tree that greps for each question alone."""
+    from reviewer.engine.context import TreeView
+    from reviewer.gitio import open_repo
+    from gitrepo import Repo
+
+    repo = Repo(tmp_path / "r")
+    commit = repo.commit({
+        "a.ts": "const lease = claim.renew(db)\n// release in a comment\n",
+        "b.ts": "export function release(lease: Lease) {\n  return lease\n}\n",
+        "c.ts": "const s = 'renew release'\nheartbeat()\n",
+        "d.md": "release()\n",
+    })
+    hints = [(r"\brenew\s*\(", ("renew",)), (r"\bfunction\s+release\b", ("release",)), (r"beat\(\)$", ("beat",))]
+    words = ["release", "renew", "heartbeat", "Lease", "absent"]
+    opened = open_repo(str(repo.path))
+    try:
+        tree = opened.tree_of(commit)
+        held = TreeView(opened, tree)
+        held.hold({*words, "renew", "release", "beat", "unused"})
+        real, calls = opened.grep_lines, []
+        opened.grep_lines = lambda *a, **k: calls.append(a) or real(*a, **k)  # type: ignore[method-assign]
+        assert held.words_present(words) == {"release", "renew", "heartbeat", "Lease"}
+        held.prescan([], hints)
+        assert calls == []  # judged from the held lines
+        opened.grep_lines = real  # type: ignore[method-assign]
+        fresh = TreeView(opened, tree)
+        assert held.words_present(words) == fresh.words_present(words)
+        for pattern, literals in hints:
+            alone = TreeView(opened, tree)
+            alone.prescan([], [(pattern, literals)])
+            assert held.files_matching([pattern]) == alone.files_matching([pattern])
+        assert held.files_matching([hints[0][0]]) == ("a.ts",)
+        assert held.files_matching([hints[1][0]]) == ("b.ts",) and held.files_matching([hints[2][0]]) == ("c.ts",)
+        held.release()
+        held.prescan(["zeta"], [])  # nothing held any more: it greps
+        assert held.words_present(["zeta"]) == set()
+    finally:
+        opened.close()

@@ -14,9 +14,11 @@ from __future__ import annotations
 
 import bisect
 import re
+from itertools import groupby
+from operator import itemgetter
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import TYPE_CHECKING, Any, Mapping
+from typing import TYPE_CHECKING, Any, Iterable, Mapping
 
 from reviewer.change.changeset import TYPESCRIPT_ONLY_SUFFIXES, ChangeSet, decode_text
 from reviewer.engine.api import Options
@@ -91,6 +93,7 @@ class TreeView:
         self._words: dict[str, bool] = {}  # word -> occurs as a whole word in TypeScript (prescan)
         self._word_at: dict[str, str] = {}  # word -> one path whose code holds it (learnt by this process's greps)
         self._parent: TreeView | None = None  # the tree this one is a patch of (`follows`)
+        self._held: tuple[frozenset[str], list[tuple[str, str]]] | None = None  # `hold`
 
     @property
     def repository(self) -> Repo:
@@ -214,8 +217,7 @@ class TreeView:
             seen: dict[str, str] = {}
             word_rx = _WordPatterns(absent)
             lines = self._repo.grep_lines(self.tree, absent, TYPESCRIPT_ONLY_SUFFIXES, ours) if ours else []
-            for path, line in lines:
-                _match_line(path, line, {}, word_rx, {}, seen)
+            _judge(lines, {}, word_rx, list(absent), {}, seen)
             self._words.update({w: w in seen for w in absent})
             self._word_at.update(seen)
         return rest
@@ -284,8 +286,9 @@ class TreeView:
         seen: dict[str, str] = {}  # word -> the first path whose code holds it
         word_rx = _WordPatterns(new_words)
         if self.shared is None:
-            for path, line in self._grep_lines(sorted(literals)):
-                _match_line(path, line, compiled, word_rx, found, seen)
+            held = self._held
+            lines = held[1] if held is not None and literals <= held[0] else self._grep_lines(sorted(literals))
+            _judge(lines, compiled, word_rx, list(new_words), found, seen)
         else:
             # A sweep judges each blob's lines once per set of questions: a commit
             # then only reads the blobs its parent did not have.
@@ -297,8 +300,8 @@ class TreeView:
                 if verdict is None:
                     blob_found: dict[str, set[str]] = {p: set() for p in compiled}
                     blob_seen: dict[str, str] = {}
-                    for line in lines[oid]:
-                        _match_line(path, line, compiled, word_rx, blob_found, blob_seen)
+                    _judge(((path, line) for line in lines[oid]), compiled, word_rx, list(new_words), blob_found,
+                           blob_seen)
                     verdict = judged[oid] = (tuple(p for p, hit in blob_found.items() if hit), tuple(blob_seen))
                 for pattern in verdict[0]:
                     found[pattern].add(path)
@@ -307,6 +310,17 @@ class TreeView:
         self._scanned.update(found)
         self._words.update({w: w in seen for w in new_words})
         self._word_at.update({w: at for w, at in seen.items() if w not in self._word_at})
+
+    def hold(self, literals: set[str]) -> None:
+        """Grep the lines holding any of `literals` once and keep them: each later `prescan` whose
+        literals are among them judges those lines instead of grepping the tree again (a line holding
+        none of a question's literals answers nothing to it). A sweep's memo by blob does this already."""
+        if self.shared is None and literals:
+            self._held = (frozenset(literals), self._grep_lines(sorted(literals)))
+
+    def release(self) -> None:
+        """Drop what `hold` kept."""
+        self._held = None
 
     def _grep_lines(self, literals: list[str]) -> list[tuple[str, str]]:
         """`Repo.grep_lines` over the tree's TypeScript files; with a sweep's Shared, only the
@@ -358,24 +372,45 @@ class _WordPatterns:
         return rx.search(code) is not None
 
 
-def _match_line(
-    path: str,
-    line: str,
+def _judge(
+    lines: Iterable[tuple[str, str]],
     compiled: Mapping[str, tuple[re.Pattern[str], tuple[str, ...], re.Pattern[str]]],
     word_rx: _WordPatterns,
+    pending: list[str],
     found: dict[str, set[str]],
     seen: dict[str, str],
 ) -> None:
-    """What one grepped line answers: the hints' regexes it matches (for `path`) and the words it uses in code."""
-    for pattern, (rx, _, holds_literal) in compiled.items():
-        if path not in found[pattern] and holds_literal.search(line) and rx.search(line):
-            found[pattern].add(path)
-    code: str | None = None
-    for word in word_rx.words:
-        if word not in seen and word in line:
-            code = code_of(line) if code is None else code
-            if word_rx.search(word, code):
-                seen[word] = path
+    """What grepped (path, line)s answer, in their order: the paths each hint's regex matches on some
+    line (into `found`), and for each word of `pending` the first path whose code uses it (into
+    `seen`; the word then leaves `pending`).
+
+    Each question is first put to a file's lines joined (one search per file, not one per line; no
+    literal or word spans a line break), and only a file that holds the literal or the word is read
+    line by line: on a tree whose code names the vocabulary everywhere, most questions are settled
+    by the first file or never arise.
+    """
+    for path, group in groupby(lines, key=itemgetter(0)):
+        texts = [line for _, line in group]
+        joined = "\n".join(texts)
+        for pattern, (rx, _, holds) in compiled.items():
+            if path in found[pattern] or not holds.search(joined):
+                continue
+            if any(holds.search(line) and rx.search(line) for line in texts):
+                found[pattern].add(path)
+        if not pending:
+            continue
+        codes: dict[int, str] = {}
+        for word in [w for w in pending if w in joined]:
+            for number, line in enumerate(texts):
+                if word not in line:
+                    continue
+                code = codes.get(number)
+                if code is None:
+                    code = codes[number] = code_of(line)
+                if word_rx.search(word, code):
+                    seen[word] = path
+                    pending.remove(word)
+                    break
 
 
 @dataclass

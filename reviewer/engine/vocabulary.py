@@ -142,7 +142,7 @@ def resolve(
     budget_seconds: float = 0,
 ) -> dict[str, Vocabulary]:
     """Each family's effective options and where its vocabulary came from: one `git grep` for which
-    names occur, and one more for what inference reads first when an option must be inferred.
+    names occur and for what inference reads first when an option must be inferred.
 
     With `infer` False (a change without TypeScript: no family can look at
     anything) the defaults stand and nothing is read.
@@ -154,10 +154,20 @@ def resolve(
     # Configured names too: the same pass answers whether they exist (said when they do not).
     wanted = sorted({w for f in families for o in f.options if o.vocabulary for w in words(effective[f.id].get(o.name))})
     if infer:
-        # One pass for the words and for what inference of any unset option greps first: which
-        # options must be inferred is known only after the words are, and a second whole-tree
-        # pass costs more than judging the lines of hints that turn out not to be needed.
-        base.prescan(wanted, [(rx, lits) for f in families for option, rx, lits in f.infer_hints if option in unset[f.id]])
+        # One whole-tree pass for the words and for what inference of any unset option greps first:
+        # which options must be inferred is known only once the words are, and the hints of those
+        # that need none are then never judged.
+        base.hold(set(wanted) | {lit for f in families for option, _, lits in f.infer_hints if option in unset[f.id]
+                                 for lit in lits})
+    try:
+        return _resolve(families, config, base, programs, infer, budget_seconds, effective, unset, wanted)
+    finally:
+        base.release()
+
+
+def _resolve(families: list[Family], config: Config, base: TreeView, programs: dict, infer: bool,
+             budget_seconds: float, effective: dict[str, dict[str, Any]], unset: dict[str, list[str]],
+             wanted: list[str]) -> dict[str, Vocabulary]:
     present = base.words_present(wanted) if infer and wanted else set()
     # An option is inferred unless one of its defaults is written whole in the base tree: a default
     # whose first segment alone occurs (an alias, or a type of the same name) is kept beside what
@@ -167,6 +177,10 @@ def resolve(
     known = present | declared
     absent_of = {f.id: [n for n in unset[f.id] if infer and not names_exactly(effective[f.id].get(n), known)]
                  for f in families}
+    # What every option to be inferred greps for first (judged from the lines `hold` kept).
+    hints = [(rx, lits) for f in families for option, rx, lits in f.infer_hints if option in absent_of[f.id]]
+    if hints:
+        base.prescan([], hints)
     out: dict[str, Vocabulary] = {}
     memo: dict[str, Any] = {}
     for family in families:
