@@ -94,6 +94,7 @@ class TreeView:
         self._word_at: dict[str, str] = {}  # word -> one path whose code holds it (learnt by this process's greps)
         self._parent: TreeView | None = None  # the tree this one is a patch of (`follows`)
         self._held: tuple[frozenset[str], list[tuple[str, str]]] | None = None  # `hold`
+        self._matching: dict[tuple[tuple[str, ...], bool, tuple[str, ...] | None], tuple[str, ...]] = {}  # greps
 
     @property
     def repository(self) -> Repo:
@@ -235,15 +236,33 @@ class TreeView:
         """The tree's TypeScript files in which one of `words` occurs as a whole word (one `git grep`)."""
         return self._repo.grep_word_files(self.tree, words, TYPESCRIPT_ONLY_SUFFIXES)
 
-    def files_matching(self, patterns: list[str], all_match: bool = False) -> tuple[str, ...]:
-        """The tree's TypeScript files whose text matches any (or every) of the extended regexes (one `git grep`,
-        none when `prescan` already read them)."""
+    def files_matching(self, patterns: list[str], all_match: bool = False,
+                       within: Iterable[str] | None = None) -> tuple[str, ...]:
+        """The tree's TypeScript files (of `within` only, when given) whose text matches any (or every) of the
+        extended regexes (one `git grep`, of those files alone when they are few; none when `prescan` already
+        read them)."""
+        if within is not None:
+            wanted = sorted({p for p in within if p in self._typescript_blobs})
+            if not wanted:
+                return ()
+            if len(wanted) <= GREP_PATHS_AT_ONCE and self.shared is None and not all(p in self._scanned for p in patterns):
+                key = (tuple(patterns), all_match, tuple(wanted))
+                if key not in self._matching:
+                    self._matching[key] = self._repo.grep_files(self.tree, patterns, TYPESCRIPT_ONLY_SUFFIXES,
+                                                                all_match, wanted)
+                return self._matching[key]
+            chosen = set(wanted)
+            return tuple(p for p in self.files_matching(patterns, all_match) if p in chosen)
         if patterns and all(p in self._scanned for p in patterns):
             sets = [self._scanned[p] for p in patterns]
             found = set.intersection(*sets) if all_match else set().union(*sets)
             return tuple(sorted(found))
         if self.shared is None:
-            return self._repo.grep_files(self.tree, patterns, TYPESCRIPT_ONLY_SUFFIXES, all_match)
+            # Asked again by another family's inference (lease-renewal's, through cleanup-propagation's).
+            key = (tuple(patterns), all_match, None)
+            if key not in self._matching:
+                self._matching[key] = self._repo.grep_files(self.tree, patterns, TYPESCRIPT_ONLY_SUFFIXES, all_match)
+            return self._matching[key]
         # A sweep asks each blob once: whether a file matches is a fact of its content.
         memo = self.shared.matching_memo((tuple(patterns), all_match, TYPESCRIPT_ONLY_SUFFIXES))
         files = self._typescript_blobs
@@ -371,6 +390,16 @@ class _WordPatterns:
             rx = self._compiled[word] = re.compile(word_pattern(word))
         return rx.search(code) is not None
 
+    @staticmethod
+    def plain(word: str) -> bool:
+        """Whether a whole-word match of `word` in `code_of(line)` is one in `line` too: `code_of` only puts
+        quotes and spaces (never word characters) where strings and comments were, and cuts at a `/`, so a
+        word of identifier characters and dots keeps the neighbours it had, or gains non-word ones."""
+        return _PLAIN_WORD.fullmatch(word) is not None
+
+
+_PLAIN_WORD = re.compile(r"[A-Za-z0-9_$.]+")
+
 
 def _judge(
     lines: Iterable[tuple[str, str]],
@@ -401,9 +430,10 @@ def _judge(
             continue
         codes: dict[int, str] = {}
         for word in [w for w in pending if w in joined]:
+            plain = word_rx.plain(word)
             for number, line in enumerate(texts):
-                if word not in line:
-                    continue
+                if word not in line or (plain and not word_rx.search(word, line)):
+                    continue  # a whole word of the code is a whole word of the line (see `_WordPatterns.plain`)
                 code = codes.get(number)
                 if code is None:
                     code = codes[number] = code_of(line)
@@ -524,10 +554,11 @@ class Corpus:
             self._programs["base"] = _program_of(self.tree, {}, self.model)
         return self._programs["base"]
 
-    def candidates(self, patterns: list[str], all_match: bool = False) -> tuple[str, ...]:
-        """TypeScript files of the base tree whose text matches any (with `all_match`, every one)
-        of `patterns` (extended regexes)."""
-        return self.tree.files_matching(patterns, all_match)
+    def candidates(self, patterns: list[str], all_match: bool = False,
+                   within: Iterable[str] | None = None) -> tuple[str, ...]:
+        """TypeScript files of the base tree (of `within` only, when given) whose text matches any (with
+        `all_match`, every one) of `patterns` (extended regexes)."""
+        return self.tree.files_matching(patterns, all_match, within)
 
     @cached_property
     def production(self) -> Production:

@@ -115,16 +115,21 @@ def _importers(ctx: "ReviewContext", modules: list["Module"], opts: Options) -> 
         for path in ctx.patched.paths(globs.literal_prefix(pattern)):
             if path not in changed and is_source(path) and globs.matches(path, (pattern,)):
                 found.add(path)
-    words = {path: _path_words(ctx.patched.text(path) or "") for path in sorted(found)}
+    texts = {path: ctx.patched.text(path) or "" for path in sorted(found)}
+    words: dict[str, set[str]] = {}
     reached: dict[str, "Module"] = {}
     frontier = set(changed)
     for _ in range(_IMPORT_HOPS):
         stems = {posixpath.splitext(posixpath.basename(p))[0] for p in frontier}
         following: set[str] = set()
         for path in sorted(found):
-            # Cheap first: a file that never spells a file's name cannot import it (one pass
-            # over its words, not one search per changed file).
-            if path in reached or stems.isdisjoint(words[path]):
+            # Cheap first: a file that never spells a file's name cannot import it. A stem that is
+            # one of its words is in its text, so the words of a file holding none are never read.
+            if path in reached or not any(stem in texts[path] for stem in stems):
+                continue
+            if path not in words:
+                words[path] = _path_words(texts[path])
+            if stems.isdisjoint(words[path]):
                 continue
             module = ctx.program.module(path)
             if module is not None and not module.dependencies.isdisjoint(frontier):

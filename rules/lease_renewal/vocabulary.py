@@ -153,7 +153,7 @@ def _lease_constant(corpus: "Corpus", api_files: set[str], no_table: str) -> Pro
     for path in sorted(api_files):
         module = program.module(path)
         near |= {imp.module for imp in module.imports.values() if imp.module} if module is not None else set()
-    for path in sorted(near & set(vocab.code_paths(corpus, corpus.candidates([_CONSTANT_GREP]))),
+    for path in sorted(vocab.code_paths(corpus, corpus.candidates([_CONSTANT_GREP], within=near)),
                        key=lambda p: (p not in api_files, p)):
         module = program.module(path)
         if module is None:
