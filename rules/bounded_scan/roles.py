@@ -106,6 +106,8 @@ def importers(ctx: "ReviewContext", modules: list["Module"], opts: Options) -> l
 # Import hops followed from a changed file to the scan-path files that depend on it
 # (`recovery.ts` imports a barrel that re-exports `limits.ts`, whose `PAGE` reads `constants.ts`).
 _IMPORT_HOPS = 4
+# Up to how many stems a file's text is searched for each before its words are read.
+_FEW_STEMS = 16
 
 
 def _importers(ctx: "ReviewContext", modules: list["Module"], opts: Options) -> list["Module"]:
@@ -122,10 +124,12 @@ def _importers(ctx: "ReviewContext", modules: list["Module"], opts: Options) -> 
     for _ in range(_IMPORT_HOPS):
         stems = {posixpath.splitext(posixpath.basename(p))[0] for p in frontier}
         following: set[str] = set()
+        # A few stems are looked for in the text first (a stem that is one of a file's words is in its
+        # text, so the words of a file holding none are never read); many are one set operation each.
+        few = len(stems) <= _FEW_STEMS
         for path in sorted(found):
-            # Cheap first: a file that never spells a file's name cannot import it. A stem that is
-            # one of its words is in its text, so the words of a file holding none are never read.
-            if path in reached or not any(stem in texts[path] for stem in stems):
+            # Cheap first: a file that never spells a file's name cannot import it.
+            if path in reached or (few and not any(stem in texts[path] for stem in stems)):
                 continue
             if path not in words:
                 words[path] = _path_words(texts[path])
