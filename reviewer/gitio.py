@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Sequence
 
 from reviewer.errors import GitError, ReviewerError
+from reviewer.grepout import grep_paths, grep_records
 
 MIN_GIT = (2, 39, 2)
 # No git command of a review legitimately takes minutes; a FIFO or device
@@ -453,7 +454,7 @@ class Repo:
     def grep_word_files(self, tree: str, words: list[str], suffixes: tuple[str, ...]) -> tuple[str, ...]:
         """Paths of the files of `tree` with one of `suffixes` in which one of `words` occurs as a whole
         word (fixed strings, one process), sorted."""
-        return _grep_paths(self._grep(tree, ["-l", "-F", "-w"], words, suffixes), tree)
+        return grep_paths(self._grep(tree, ["-l", "-F", "-w"], words, suffixes), tree)
 
     def grep_files(
         self, tree: str, patterns: list[str], suffixes: tuple[str, ...], all_match: bool = False,
@@ -462,7 +463,7 @@ class Repo:
         """Paths of the files of `tree` with one of `suffixes` (or of exactly `paths`) whose text matches
         any (with `all_match`, every one) of the extended regular expressions `patterns`, sorted; one process."""
         mode = ["--all-match"] if all_match else []
-        return _grep_paths(self._grep(tree, ["-l", "-E", *mode], patterns, suffixes, paths), tree)
+        return grep_paths(self._grep(tree, ["-l", "-E", *mode], patterns, suffixes, paths), tree)
 
     def grep_lines(
         self, tree: str, literals: list[str], suffixes: tuple[str, ...], paths: Sequence[str] | None = None
@@ -479,38 +480,7 @@ class Repo:
         # Bounded alternations: the C library compiles one automaton per pattern, and one of 400,000
         # strings exhausts memory; groups keep each small and the passes few.
         alternations = ["|".join(ere_escape(lit) for lit in kept[i:i + _ALTERNATION]) for i in range(0, len(kept), _ALTERNATION)]
-        out, prefix = self._grep(tree, ["-E"], alternations, suffixes, paths), f"{tree}:".encode()
-        lines: list[tuple[str, str]] = []
-        # `<tree>:<path>\0<text>\n` per line: a path may hold a line break and never a NUL; a text never
-        # holds a line break and may hold a NUL (-I judges a file by its first 8,000 bytes), so each
-        # record is read in order: the name to its NUL, the text to its line break.
-        pos, size, last, path = 0, len(out), b"", ""
-        find, index = out.find, out.index
-        while pos < size:
-            name_end = index(b"\0", pos)
-            text_end = find(b"\n", name_end + 1)
-            text_end = size if text_end < 0 else text_end
-            name = out[pos:name_end]
-            if name != last:  # a file's lines come together: its name is decoded once
-                raw = name[len(prefix):] if name.startswith(prefix) else name
-                path, last = raw.decode("utf-8", "surrogateescape"), name
-            lines.append((path, out[name_end + 1:text_end].decode("utf-8", "replace")))
-            pos = text_end + 1
-        return lines
-        # `<tree>:<path>\0<text>\n` per line: a path never holds a NUL and may hold a line break; a text
-        # holds neither (-I skips files with a NUL). So after splitting at NULs, each piece is a text, its
-        # line break, and the next record's name: split at the piece's first line break.
-        pieces = out.split(b"\0")
-        name, path = pieces[0], ""
-        last: bytes | None = None
-        for piece in pieces[1:]:
-            text, _, following = piece.partition(b"\n")
-            if name is not last:
-                raw = name[len(prefix):] if name.startswith(prefix) else name
-                path, last = raw.decode("utf-8", "surrogateescape"), name
-            lines.append((path, text.decode("utf-8", "replace")))
-            name = following
-        return lines
+        return grep_records(self._grep(tree, ["-E"], alternations, suffixes, paths), tree)
 
     def ls_entry(self, tree: str, path: str) -> tuple[str, str, str] | None:
         """(mode, type, oid) of the one entry `path` of `tree`, without listing the rest of the tree."""
@@ -544,14 +514,6 @@ _ERE_SPECIAL = re.compile(r"([\\.\[\](){}*+?|^$])")
 def ere_escape(text: str) -> str:
     """`text` as a literal in an extended regex (and in Python's `re`, which reads it the same)."""
     return _ERE_SPECIAL.sub(r"\\\1", text)
-
-
-def _grep_paths(out: bytes, tree: str) -> tuple[str, ...]:
-    """The paths of `git grep -l -z <tree>`: NUL-separated and never quoted (a non-ASCII or
-    odd name comes back as it is, so it matches the tree's own listing)."""
-    prefix = f"{tree}:".encode()
-    names = {name[len(prefix):] if name.startswith(prefix) else name for name in out.split(b"\0") if name}
-    return tuple(sorted(name.decode("utf-8", "surrogateescape") for name in names))
 
 
 def git_version() -> tuple[int, int, int]:

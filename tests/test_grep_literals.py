@@ -72,3 +72,12 @@ def test_many_literals_at_once_answer_as_each_alone(tmp_path) -> None:
     text = "".join(f"{line}\nconst lease{i}y = 2\n" for i, line in zip(range(0, 300, 13), wanted))
     found = _lines(tmp_path, {"a.ts": text}, words)
     assert [line for _, line in found] == wanted
+
+
+def test_records_are_read_whole_when_a_path_holds_a_line_break_and_a_line_holds_a_nul(tmp_path) -> None:
+    """git's `-I` judges a file by its first 8,000 bytes, so a text line past them may hold a NUL, and a
+    path may hold a line break: each (path, line) must come back as the file holds it."""
+    late_nul = "x\n" * 4_100 + "lease\0held here\n" + "lease again\n"
+    lines = _lines(tmp_path, {"odd\nname.ts": "lease()\nother\n", "late.ts": late_nul.encode(), "b.ts": "no\n"},
+                   ["lease"])
+    assert sorted(lines) == sorted([("late.ts", "lease again"), ("late.ts", "lease\0held here"), ("odd\nname.ts", "lease()")])
