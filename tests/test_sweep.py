@@ -308,3 +308,33 @@ def test_lines_held_for_a_superset_of_literals_answer_as_a_fresh_grep_would(tmp_
         assert held.words_present(["zeta"]) == set()
     finally:
         opened.close()
+
+
+def test_a_symbolic_link_holding_a_files_bytes_never_lends_it_its_answer(tmp_path) -> None:
+    """git grep reads regular files only; a link whose target text is a file's very bytes has the same
+    blob id, so a sweep's memo by blob must not answer the file for the link or the link for the file."""
+    import os
+
+    from reviewer.engine.context import TreeView
+    from reviewer.engine.shared import Shared
+    from reviewer.gitio import open_repo
+    from gitrepo import Repo
+
+    content = "export const LEASE_MS = 1"  # no line break: the bytes a link to that name stores
+    repo = Repo(tmp_path / "r")
+    os.symlink(content, repo.path / "a.ts")
+    first = repo.commit({"other.ts": "x\n"})
+    second = repo.commit({"b.ts": content})
+    opened = open_repo(str(repo.path))
+    try:
+        assert opened.ls_tree(opened.tree_of(second))["a.ts"][0] == "120000"
+        shared = Shared()
+        for commit in (first, second):
+            tree = opened.tree_of(commit)
+            fresh = TreeView(opened, tree)
+            swept = TreeView(opened, tree, shared=shared)
+            assert swept.files_matching(["LEASE_MS"]) == fresh.files_matching(["LEASE_MS"])
+            assert swept.words_present(["LEASE_MS"]) == fresh.words_present(["LEASE_MS"])
+        assert fresh.files_matching(["LEASE_MS"]) == ("b.ts",) and fresh.words_present(["LEASE_MS"]) == {"LEASE_MS"}
+    finally:
+        opened.close()

@@ -33,6 +33,8 @@ if TYPE_CHECKING:
 
 # How many files a sweep greps by name before one pass over the whole tree is cheaper.
 GREP_PATHS_AT_ONCE = 400
+# Tree entry modes of regular files (what git grep reads; not links, not submodules).
+_REGULAR = frozenset({"100644", "100755"})
 
 
 _STRING = re.compile(r"""\"(?:[^\"\\]|\\.)*\"|'(?:[^'\\]|\\.)*'|`(?:[^`\\]|\\.)*`""")
@@ -186,8 +188,7 @@ class TreeView:
         None when there are too many to name on one command line."""
         assert self._parent is not None
         paths = frozenset(self._repo.diff_trees(self._parent.tree, self.tree))
-        ours = tuple(sorted(p for p in paths if p.endswith(TYPESCRIPT_ONLY_SUFFIXES)
-                            and self._entries.get(p, ("", "", ""))[1] == "blob"))
+        ours = tuple(sorted(p for p in paths if p in self._typescript_blobs))
         return None if len(ours) > GREP_PATHS_AT_ONCE else (paths, ours)
 
     def _derive_words(self, words: list[str]) -> list[str]:
@@ -278,8 +279,10 @@ class TreeView:
     @cached_property
     def _typescript_blobs(self) -> dict[str, str]:
         """TypeScript path -> blob id, for every such file of the tree."""
+        # Regular files only: git grep never reads a symbolic link, whose blob may be the very bytes of a
+        # regular file (a memo by blob id must not give one the other's answer).
         return {path: entry[2] for path, entry in self._entries.items()
-                if entry[1] == "blob" and path.endswith(TYPESCRIPT_ONLY_SUFFIXES)}
+                if entry[0] in _REGULAR and path.endswith(TYPESCRIPT_ONLY_SUFFIXES)}
 
     def prescan(self, words: list[str], hints: list[tuple[str, tuple[str, ...]]]) -> None:
         """Answer later `words_present` for `words` and `files_matching` for each hint's regex from one
