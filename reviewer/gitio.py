@@ -384,6 +384,8 @@ class Repo:
                 f"git {args[0]} did not finish within {GIT_SECONDS} s in {self.display} "
                 "(is a ref a FIFO or a device?)"
             ) from None
+        except OSError as exc:  # e.g. a command line past the system's limit
+            raise GitError(f"git {args[0]} could not be started in {self.display}: {exc.strerror or exc}") from None
         result = GitResult(proc.returncode, proc.stdout, proc.stderr)
         if check and proc.returncode != 0:
             raise GitError(f"git {args[0]} failed: {result.last_error_line}")

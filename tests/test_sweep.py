@@ -338,3 +338,29 @@ def test_a_symbolic_link_holding_a_files_bytes_never_lends_it_its_answer(tmp_pat
         assert fresh.files_matching(["LEASE_MS"]) == ("b.ts",) and fresh.words_present(["LEASE_MS"]) == {"LEASE_MS"}
     finally:
         opened.close()
+
+
+def test_differing_files_too_long_to_name_on_a_command_line_are_grepped_with_the_whole_tree(tmp_path) -> None:
+    """A tree may hold names longer than any file system allows (400 of 6,000 bytes: more than a command
+    line takes): the patched tree then greps the whole tree, and answers as a fresh one does."""
+    import subprocess
+
+    from reviewer.engine.context import TreeView
+    from reviewer.gitio import open_repo
+    from gitrepo import Repo, git
+
+    repo = Repo(tmp_path / "r")
+    base = repo.commit({"keep.ts": "const WORDX = 1\n"})
+    stream = ["commit refs/heads/main", "committer A <a@b.invalid> 0 +0000", "data 1", "x", f"from {base}"]
+    stream += [f"M 100644 inline d/{'x' * 6000}{i}.ts\ndata 6\nWORDY\n" for i in range(400)]
+    subprocess.run(["git", "fast-import", "--quiet"], cwd=repo.path, input=("\n".join(stream) + "\n").encode(), check=True)
+    patched = git(repo.path, "rev-parse", "main")
+    opened = open_repo(str(repo.path))
+    try:
+        base_view = TreeView(opened, opened.tree_of(base))
+        assert base_view.words_present(["WORDX", "WORDY"]) == {"WORDX"}
+        derived = TreeView(opened, opened.tree_of(patched))
+        derived.follows(base_view)
+        assert derived.words_present(["WORDX", "WORDY"]) == {"WORDX", "WORDY"}
+    finally:
+        opened.close()

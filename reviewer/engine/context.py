@@ -33,6 +33,16 @@ if TYPE_CHECKING:
 
 # How many files a sweep greps by name before one pass over the whole tree is cheaper.
 GREP_PATHS_AT_ONCE = 400
+# And how many bytes of names: a path may be thousands of characters, and the command line is bounded.
+GREP_PATH_BYTES_AT_ONCE = 64 * 1024
+
+
+def few_paths(paths: list[str] | tuple[str, ...]) -> bool:
+    """Whether `paths` can be named on one git command line instead of grepping the whole tree."""
+    size = sum(len(p.encode("utf-8", "surrogateescape")) for p in paths)
+    return len(paths) <= GREP_PATHS_AT_ONCE and size <= GREP_PATH_BYTES_AT_ONCE
+
+
 # Tree entry modes of regular files (what git grep reads; not links, not submodules).
 _REGULAR = frozenset({"100644", "100755"})
 
@@ -189,7 +199,7 @@ class TreeView:
         assert self._parent is not None
         paths = frozenset(self._repo.diff_trees(self._parent.tree, self.tree))
         ours = tuple(sorted(p for p in paths if p in self._typescript_blobs))
-        return None if len(ours) > GREP_PATHS_AT_ONCE else (paths, ours)
+        return (paths, ours) if few_paths(ours) else None
 
     def _derive_words(self, words: list[str]) -> list[str]:
         """Answer what the parent tree's answers decide; return the words still unknown.
@@ -246,7 +256,7 @@ class TreeView:
             wanted = sorted({p for p in within if p in self._typescript_blobs})
             if not wanted:
                 return ()
-            if len(wanted) <= GREP_PATHS_AT_ONCE and self.shared is None and not all(p in self._scanned for p in patterns):
+            if few_paths(wanted) and self.shared is None and not all(p in self._scanned for p in patterns):
                 key = (tuple(patterns), all_match, tuple(wanted))
                 if key not in self._matching:
                     self._matching[key] = self._repo.grep_files(self.tree, patterns, TYPESCRIPT_ONLY_SUFFIXES,
@@ -269,7 +279,7 @@ class TreeView:
         files = self._typescript_blobs
         unseen = sorted(path for path, oid in files.items() if oid not in memo)
         if unseen:
-            whole = len(unseen) > GREP_PATHS_AT_ONCE
+            whole = not few_paths(unseen)
             hits = set(self._repo.grep_files(self.tree, patterns, TYPESCRIPT_ONLY_SUFFIXES, all_match,
                                              None if whole else unseen))
             for path in (files if whole else unseen):
@@ -309,7 +319,10 @@ class TreeView:
         word_rx = _WordPatterns(new_words)
         if self.shared is None:
             held = self._held
-            lines = held[1] if held is not None and literals <= held[0] else self._grep_lines(sorted(literals))
+            # A line held for another literal is text decoded with U+FFFD for bytes that are not UTF-8: a
+            # question holding U+FFFD itself would find it there, where git (comparing bytes) would not.
+            usable = held is not None and literals <= held[0] and not any("\ufffd" in lit for lit in literals)
+            lines = held[1] if usable and held is not None else self._grep_lines(sorted(literals))
             _judge(lines, compiled, word_rx, list(new_words), found, seen)
         else:
             # A sweep judges each blob's lines once per set of questions: a commit
@@ -362,7 +375,7 @@ class TreeView:
         if unseen:
             # Past a few hundred files one pass over the whole tree is cheaper
             # (and a command line of paths would grow without bound).
-            whole = len(unseen) > GREP_PATHS_AT_ONCE
+            whole = not few_paths(unseen)
             found: dict[str, list[str]] = {}
             for path, line in self._repo.grep_lines(self.tree, literals, TYPESCRIPT_ONLY_SUFFIXES,
                                                     None if whole else unseen):
