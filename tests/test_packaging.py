@@ -26,7 +26,10 @@ def test_distribution_name_is_ours_and_the_command_stays_reviewer() -> None:
 
 def test_wheel_keeps_rules_templates_samples_inside_reviewer(tmp_path: Path) -> None:
     src = tmp_path / "src"
-    shutil.copytree(ROOT, src, ignore=shutil.ignore_patterns(".venv", ".git", "build", "*.egg-info", "__pycache__", ".pytest_cache"))
+    # Not what other tests write into the checkout while this one copies it (hypothesis's database
+    # and its temporary files, created and deleted by another worker mid-copy), nor generated benchmarks.
+    shutil.copytree(ROOT, src, ignore=shutil.ignore_patterns(".venv", ".git", "build", "*.egg-info", "__pycache__",
+                                                            ".pytest_cache", ".hypothesis", ".work"))
     subprocess.run(
         [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation", "-w", str(tmp_path / "dist"), str(src)],
         check=True, capture_output=True,
