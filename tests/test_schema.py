@@ -245,7 +245,9 @@ def test_pyproject_ships_the_schema() -> None:
 
 def test_wheel_carries_the_schema(tmp_path: Path) -> None:
     src = tmp_path / "src"
-    shutil.copytree(ROOT, src, ignore=shutil.ignore_patterns(".venv", ".git", "build", "*.egg-info", "__pycache__", ".pytest_cache", "bench"))
+    # Not hypothesis's files, which another worker creates and deletes while this copies (tests/test_packaging.py).
+    shutil.copytree(ROOT, src, ignore=shutil.ignore_patterns(".venv", ".git", "build", "*.egg-info", "__pycache__", ".pytest_cache",
+                                                            "bench", ".hypothesis"))
     subprocess.run(
         [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation", "-w", str(tmp_path / "dist"), str(src)],
         check=True, capture_output=True,
