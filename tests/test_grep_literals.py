@@ -81,3 +81,19 @@ def test_records_are_read_whole_when_a_path_holds_a_line_break_and_a_line_holds_
     lines = _lines(tmp_path, {"odd\nname.ts": "lease()\nother\n", "late.ts": late_nul.encode(), "b.ts": "no\n"},
                    ["lease"])
     assert sorted(lines) == sorted([("late.ts", "lease again"), ("late.ts", "lease\0held here"), ("odd\nname.ts", "lease()")])
+
+
+def test_a_git_that_cannot_be_started_is_a_git_error_not_an_os_error(tmp_path) -> None:
+    """A command line past the system's limit: the family that asked fails closed with git's own words."""
+    import pytest
+
+    from reviewer.errors import GitError
+
+    repo = Repo(tmp_path / "r")
+    commit = repo.commit({"a.ts": "x\n"})
+    opened = open_repo(str(repo.path))
+    try:
+        with pytest.raises(GitError, match="could not be started"):
+            opened.run("grep", "-e", "x", opened.tree_of(commit), "--", *["p" * 100_000] * 40)
+    finally:
+        opened.close()

@@ -14,10 +14,10 @@ from __future__ import annotations
 
 import bisect
 import re
-from itertools import groupby
-from operator import itemgetter
 from dataclasses import dataclass, field
 from functools import cached_property
+from itertools import groupby
+from operator import itemgetter
 from typing import TYPE_CHECKING, Any, Iterable, Mapping
 
 from reviewer.change.changeset import TYPESCRIPT_ONLY_SUFFIXES, ChangeSet, decode_text
@@ -288,7 +288,7 @@ class TreeView:
 
     @cached_property
     def _typescript_blobs(self) -> dict[str, str]:
-        """TypeScript path -> blob id, for every such file of the tree."""
+        """TypeScript path -> blob id, for every such regular file of the tree."""
         # Regular files only: git grep never reads a symbolic link, whose blob may be the very bytes of a
         # regular file (a memo by blob id must not give one the other's answer).
         return {path: entry[2] for path, entry in self._entries.items()
@@ -321,8 +321,10 @@ class TreeView:
             held = self._held
             # A line held for another literal is text decoded with U+FFFD for bytes that are not UTF-8: a
             # question holding U+FFFD itself would find it there, where git (comparing bytes) would not.
-            usable = held is not None and literals <= held[0] and not any("\ufffd" in lit for lit in literals)
-            lines = held[1] if usable and held is not None else self._grep_lines(sorted(literals))
+            if held is not None and literals <= held[0] and not any("\ufffd" in lit for lit in literals):
+                lines = held[1]
+            else:
+                lines = self._grep_lines(sorted(literals))
             _judge(lines, compiled, word_rx, list(new_words), found, seen)
         else:
             # A sweep judges each blob's lines once per set of questions: a commit
